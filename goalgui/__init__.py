@@ -1,0 +1,3 @@
+"""goalgui: watch and steer LLM goal agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from goalgui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,309 @@
+"""The `goalgui` command: run, resume, cancel, list and export runs from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+import time
+
+from . import paths
+from .engine.confirm import approve_all, refuse_unattended
+from .engine.lifecycle import InputError, Limits, RunState, parse_duration
+from .engine.run import Run, check_strategy
+
+EXIT = {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}
+EXIT_BAD_INPUT, EXIT_INTERNAL = 2, 1
+CONTROL_POLL = 0.25  # seconds between looks at control requests from other processes
+DEFAULT_MODEL = "local"
+
+log = logging.getLogger("goalgui")
+
+
+def _positive(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _budget_flags(p: argparse.ArgumentParser, with_depth: bool) -> None:
+    if with_depth:
+        p.add_argument("--max-depth", type=_positive, help="the root is depth 0 (default 3)")
+    p.add_argument("--max-goals", type=_positive, help="goal count limit (default 25)")
+    p.add_argument("--token-budget", type=_positive, help="stop at this many tokens")
+    p.add_argument("--turn-budget", type=_positive, help="stop after this many turns")
+    p.add_argument("--time-budget", type=_duration, help="active time limit: 90s, 10m, 2h")
+    p.add_argument("--permission-mode", choices=["ask", "auto-edit", "auto", "plan"])
+    p.add_argument("--journal", help="journal file (default: in the user data dir)")
+    p.add_argument("--json", action="store_true", help="print the run report as JSON on stdout")
+    p.add_argument("--yes", action="store_true", help="approve every confirmation as proposed")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="goalgui", description="Watch and steer LLM goal agents.")
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="start a run and drive it here")
+    run.add_argument("objective")
+    run.add_argument("--strategy", default="goal-stack")
+    run.add_argument("--model", default=None, help="local | scripted:NAME|FILE.json | python:FILE.py:ATTR | ...")
+    _budget_flags(run, with_depth=True)
+    resume = sub.add_parser("resume", help="continue a paused or blocked run")
+    resume.add_argument("run")
+    resume.add_argument("--model", default=None)
+    _budget_flags(resume, with_depth=False)
+    cancel = sub.add_parser("cancel", help="cancel a paused or blocked run")
+    cancel.add_argument("run")
+    cancel.add_argument("--journal")
+    runs = sub.add_parser("runs", help="list journaled runs, newest first")
+    runs.add_argument("--json", action="store_true")
+    runs.add_argument("--journal")
+    export = sub.add_parser("export", help="print a run's report")
+    export.add_argument("run")
+    export.add_argument("--format", choices=["json", "md"], default="json")
+    export.add_argument("--events", action="store_true", help="include the event log (json)")
+    export.add_argument("-o", "--output")
+    export.add_argument("--journal")
+    sub.add_parser("open", help="open a run in the window").add_argument("run")
+    sub.add_parser("profiles", help="manage provider profiles").add_argument("rest", nargs="*")
+    return parser
+
+
+def _setup_logging() -> None:
+    try:
+        directory = paths.log_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(directory / "goalgui.log", maxBytes=2_000_000,
+                                                       backupCount=3, encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        print("goalgui: the window is not built yet; use 'goalgui run OBJECTIVE' (see --help)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.command in ("open", "profiles"):
+        print(f"goalgui: '{args.command}' is not built yet", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _setup_logging()
+    from .journal import JournalError
+
+    try:
+        return COMMANDS[args.command](args)
+    except (InputError, JournalError) as exc:
+        print(f"goalgui: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        log.exception("goalgui %s failed", args.command)
+        print(f"goalgui: internal error: {type(exc).__name__}: {exc} (details in {paths.log_dir()})",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _journal(args):
+    from .journal import Journal
+
+    return Journal(paths.journal_path(getattr(args, "journal", None)))
+
+
+def _confirmer(args):
+    if args.yes:
+        return approve_all
+    if sys.stdin.isatty():
+        from .terminal import TerminalConfirmer
+
+        return TerminalConfirmer()
+    return refuse_unattended
+
+
+def cmd_run(args) -> int:
+    from .providers import load_model
+
+    check_strategy(args.strategy)
+    limits = Limits().merged(max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
+                             turns=args.turn_budget, seconds=args.time_budget)
+    model, spec = load_model(args.model or DEFAULT_MODEL)
+    with _journal(args) as journal:
+        run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
+                         permission_mode=args.permission_mode or "auto-edit", sink=journal,
+                         confirmer=_confirmer(args))
+        return _drive(run, journal, args)
+
+
+def cmd_resume(args) -> int:
+    from .providers import load_model
+
+    with _journal(args) as journal:
+        run_id = journal.resolve(args.run)
+        record = journal.load(run_id)
+        if record.state in (RunState.COMPLETE, RunState.CANCELLED):
+            raise InputError(f"run {run_id} is {record.state.value}: there is nothing to resume")
+        journal.claim(run_id)
+        model, spec = load_model(args.model or record.model)
+        run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args))
+        run.set_limits(max_goals=args.max_goals, tokens=args.token_budget, turns=args.turn_budget,
+                       seconds=args.time_budget)
+        if args.permission_mode:
+            run.set_permission_mode(args.permission_mode)
+        run.resume()
+        return _drive(run, journal, args)
+
+
+def _drive(run: Run, journal, args) -> int:
+    from .terminal import TerminalView
+
+    view = TerminalView(run.record, sys.stderr if args.json else sys.stdout)
+    run.subscribe(view)
+    print(f"run {run.run_id}: {run.record.objective}", file=view.stream)
+    try:
+        state = asyncio.run(_drive_async(run, journal))
+    finally:
+        view.close()
+        journal.release(run.run_id)
+    report = run.report()
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    reason = run.record.stop_reason or ""
+    if state is RunState.PAUSED:
+        print(f"paused ({reason}); resume with: goalgui resume {run.run_id}", file=sys.stderr)
+        if reason.startswith("internal error"):
+            return EXIT_INTERNAL
+    elif state is RunState.BLOCKED:
+        print(f"blocked ({reason}); raise the budget and resume with: goalgui resume {run.run_id} "
+              "--max-goals N / --token-budget N / ...", file=sys.stderr)
+    elif state is RunState.COMPLETE and not args.json:
+        print(f"complete ({run.record.outcome}); report: goalgui export {run.run_id} --format md")
+    return EXIT.get(state, EXIT_INTERNAL)
+
+
+async def _drive_async(run: Run, journal) -> RunState:
+    loop = asyncio.get_running_loop()
+
+    def interrupt() -> None:
+        if run.state is RunState.ACTIVE:
+            run.pause("interrupted: Ctrl+C")
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    poller = loop.create_task(_poll_controls(run, journal))
+    try:
+        return await run.drive()
+    finally:
+        poller.cancel()
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _poll_controls(run: Run, journal) -> None:
+    """Apply pause/cancel/skip/limits requests that other processes left in the journal."""
+    while True:
+        await asyncio.sleep(CONTROL_POLL)
+        for action, args in await asyncio.to_thread(journal.take_controls, run.run_id):
+            try:
+                if action == "pause" and run.state is RunState.ACTIVE:
+                    run.pause(args.get("reason", "paused from another process"))
+                elif action == "cancel" and run.state is not RunState.CANCELLED:
+                    run.cancel(args.get("reason", "cancelled from another process"))
+                elif action == "skip":
+                    run.skip(args.get("goal_id"))
+                elif action == "limits":
+                    run.set_limits(**args)
+            except Exception as exc:
+                log.warning("control %s on run %s refused: %s", action, run.run_id, exc)
+
+
+def cmd_cancel(args) -> int:
+    with _journal(args) as journal:
+        run_id = journal.resolve(args.run)
+        if journal.owner_alive(run_id):
+            journal.request_control(run_id, "cancel", reason="cancelled by user")
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                if next(r for r in journal.runs() if r["run_id"] == run_id)["state"] == "cancelled":
+                    print(f"run {run_id} cancelled")
+                    return 0
+                time.sleep(0.1)
+            raise InputError(f"run {run_id} is driven by another process that did not answer")
+        record = journal.load(run_id)
+        if record.state in (RunState.COMPLETE, RunState.CANCELLED):
+            raise InputError(f"run {run_id} is {record.state.value}: it cannot be cancelled")
+        journal.claim(run_id)
+        run = Run.restore(record, _NoModel(), sink=journal)
+        run.cancel()
+        journal.release(run_id)
+        print(f"run {run_id} cancelled")
+        return 0
+
+
+class _NoModel:
+    """Cancelling needs no model; this one refuses to be called."""
+
+    name = "none"
+
+    async def complete(self, request):
+        raise RuntimeError("no model is loaded for this command")
+
+
+def cmd_runs(args) -> int:
+    with _journal(args) as journal:
+        rows = journal.runs()
+    keys = ("run_id", "objective", "strategy", "state", "stop_reason", "started_at", "updated_at", "tokens", "goals")
+    if args.json:
+        print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no runs yet")
+        return 0
+    print(f"{'RUN':<13} {'STATE':<10} {'GOALS':>5} {'TOKENS':>9} {'STARTED':<16} OBJECTIVE")
+    for r in rows:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started_at"]))
+        objective = r["objective"] if len(r["objective"]) <= 60 else r["objective"][:57] + "..."
+        print(f"{r['run_id']:<13} {r['state']:<10} {r['goals']:>5} {r['tokens']:>9,} {started:<16} {objective}")
+        if r["stop_reason"] and r["state"] != "complete":
+            print(f"{'':<13} {r['stop_reason']}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .report import json_report, markdown_report
+
+    with _journal(args) as journal:
+        run_id = journal.resolve(args.run)
+        if args.format == "md":
+            text = markdown_report(journal.load(run_id))
+        else:
+            events = list(journal.events(run_id))
+            from .engine.record import RunRecord
+
+            record = RunRecord.from_events(events)
+            text = json.dumps(json_report(record, events if args.events else None), indent=2,
+                              ensure_ascii=False) + "\n"
+    if args.output:
+        tmp = f"{args.output}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, args.output)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export}

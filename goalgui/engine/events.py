@@ -1,0 +1,202 @@
+"""Every change of a run's state is one of these events.
+
+Events are frozen, numbered (`seq`, from 1 within a run) and stamped (`ts`,
+seconds since the epoch). The engine applies them to its own state through the
+same reducer the journal uses to rebuild a run, so the live view and a replay
+cannot disagree. `to_record`/`from_record` give the JSON-able form the journal
+stores; nothing secret is ever put in an event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Base of all events."""
+
+    type: ClassVar[str] = "event"
+    seq: int
+    ts: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted(Event):
+    """A run was created with its objective, strategy, model spec, limits and mode."""
+
+    type: ClassVar[str] = "run_started"
+    run_id: str
+    objective: str
+    strategy: str
+    model: str
+    limits: dict
+    permission_mode: str
+    criteria: str = ""
+    options: dict | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStateChanged(Event):
+    """The run moved along the lifecycle table; `reason` says why it stopped."""
+
+    type: ClassVar[str] = "run_state_changed"
+    state: str
+    reason: str | None = None
+    outcome: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted(Event):
+    """One unit of work began (in the goal stack: one goal taken off the stack)."""
+
+    type: ClassVar[str] = "turn_started"
+    goal_id: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoalAdded(Event):
+    """A goal entered the tree."""
+
+    type: ClassVar[str] = "goal_added"
+    goal_id: str
+    parent_id: str | None
+    depth: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoalChanged(Event):
+    """Some fields of one goal changed; None means unchanged."""
+
+    type: ClassVar[str] = "goal_changed"
+    goal_id: str
+    status: str | None = None
+    result: str | None = None
+    note: str | None = None
+    attempts: int | None = None
+    verdict: str | None = None
+    actionable: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCalled(Event):
+    """A model call ended (or was cancelled): what was asked, answered and spent."""
+
+    type: ClassVar[str] = "model_called"
+    goal_id: str | None
+    purpose: str
+    tokens_in: int
+    tokens_out: int
+    estimated: bool
+    latency: float
+    model: str | None
+    messages: list
+    reply: str
+    tool_calls: list | None = None
+    error: str | None = None
+    cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCalled(Event):
+    """A tool call made on behalf of a goal."""
+
+    type: ClassVar[str] = "tool_called"
+    goal_id: str | None
+    name: str
+    arguments: dict
+    result: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetNudged(Event):
+    """A budget passed 75%: prompts now ask the model to converge."""
+
+    type: ClassVar[str] = "budget_nudged"
+    budget: str
+    used: float
+    limit: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LimitsChanged(Event):
+    """Limits were raised or lowered during the run."""
+
+    type: ClassVar[str] = "limits_changed"
+    limits: dict
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionModeChanged(Event):
+    """The permission mode changed."""
+
+    type: ClassVar[str] = "permission_mode_changed"
+    mode: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmationAsked(Event):
+    """The engine waits for a person to approve something the model proposed."""
+
+    type: ClassVar[str] = "confirmation_asked"
+    confirmation_id: str
+    kind: str
+    proposal: dict
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmationAnswered(Event):
+    """The answer: approved (with a mode and edits), declined or aborted."""
+
+    type: ClassVar[str] = "confirmation_answered"
+    confirmation_id: str
+    outcome: str
+    mode: str | None = None
+    edits: dict | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summarized(Event):
+    """The wrap-up written when the run completed or was blocked."""
+
+    type: ClassVar[str] = "summarized"
+    text: str
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        RunStarted,
+        RunStateChanged,
+        TurnStarted,
+        GoalAdded,
+        GoalChanged,
+        ModelCalled,
+        ToolCalled,
+        BudgetNudged,
+        LimitsChanged,
+        PermissionModeChanged,
+        ConfirmationAsked,
+        ConfirmationAnswered,
+        Summarized,
+    )
+}
+
+_PAYLOAD_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls) if f.name not in ("seq", "ts"))
+    for cls in EVENT_TYPES.values()
+}
+
+
+def payload(event: Event) -> dict[str, Any]:
+    """The event's own fields (without type, seq and ts), JSON-able."""
+    return {name: getattr(event, name) for name in _PAYLOAD_FIELDS[type(event)]}
+
+
+def from_payload(type_name: str, seq: int, ts: float, data: dict) -> Event:
+    """Rebuild an event from what the journal stored. Unknown fields are ignored."""
+    cls = EVENT_TYPES[type_name]
+    names = _PAYLOAD_FIELDS[cls]
+    return cls(seq=seq, ts=ts, **{k: v for k, v in data.items() if k in names})

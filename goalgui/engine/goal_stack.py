@@ -1,0 +1,211 @@
+"""The goal-stack strategy of seed 000: depth-first decomposition with every guard in Python.
+
+One step takes one goal off the stack (a turn). The depth limit is checked
+before the actionable judgement, so the model cannot talk its way past it.
+Decompositions are capped at four sub-goals, restatements are dropped and
+counted, a malformed decomposition falls through to execution with a note,
+every executed goal is verified with exactly one retry, and a finding is
+reused only above the memory's high similarity threshold.
+"""
+
+from __future__ import annotations
+
+from . import prompts
+from .parsing import Unparseable, normalise, string_list, yes_no
+from .record import Goal, GoalStatus
+
+MAX_SUBGOALS = 4
+MAX_ATTEMPTS = 2
+RESULT_CUT = 800
+MAX_SUBGOAL_CHARS = 500
+
+
+class GoalStack:
+    """Depth-first: the next goal is the first pending leaf in pre-order."""
+
+    name = "goal-stack"
+
+    def __init__(self, run):
+        self.run = run
+        self.stack: list[str] = []
+        self.current_goal_id: str | None = None
+        self.rebuild()
+
+    # -- the stack -------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        """Derive the stack from the tree: pending leaves in pre-order, first on top."""
+        goals = self.run.record.goals
+        root = self.run.record.root_id
+        order: list[str] = []
+        cursor = [root] if root else []
+        while cursor:
+            goal = goals[cursor.pop()]
+            if goal.children:
+                cursor.extend(reversed(goal.children))
+            elif goal.status is GoalStatus.PENDING:
+                order.append(goal.id)
+        self.stack = order[::-1]
+
+    def has_work(self) -> bool:
+        goals = self.run.record.goals
+        while self.stack and goals[self.stack[-1]].status is not GoalStatus.PENDING:
+            self.stack.pop()
+        return bool(self.stack)
+
+    # -- one turn --------------------------------------------------------------
+
+    async def step(self) -> None:
+        run = self.run
+        rec = run.record
+        goal = rec.goals[self.stack.pop()]
+        self.current_goal_id = goal.id
+        try:
+            from .events import TurnStarted
+
+            run.emit(TurnStarted, goal_id=goal.id)
+            run.mark_running(goal)
+            if goal.actionable is not None:
+                actionable = goal.actionable
+            elif goal.depth >= rec.limits.max_depth:
+                actionable = True
+                run.set_goal(goal, actionable=True, note=_join(goal.note, f"depth limit {rec.limits.max_depth}: executed"))
+            else:
+                actionable = await self._judge(goal)
+            if actionable:
+                await self._execute_and_verify(goal)
+            else:
+                subgoals, note = await self._decompose(goal)
+                if subgoals:
+                    children = [run.add_goal(goal, text) for text in subgoals]
+                    if note:
+                        run.set_goal(goal, note=_join(goal.note, note))
+                    self.stack.extend(child.id for child in reversed(children))
+                else:
+                    if note:
+                        run.set_goal(goal, note=_join(goal.note, note))
+                    await self._execute_and_verify(goal)
+            run.settle_parents(goal)
+        finally:
+            self.current_goal_id = None
+
+    async def _judge(self, goal: Goal) -> bool:
+        run = self.run
+        reply = await run.call_model(
+            "actionable",
+            prompts.actionable(run.record.objective, goal.text, [], run.record.converging()),
+            goal,
+            schema=prompts.SCHEMAS["actionable"],
+            max_tokens=120,
+        )
+        try:
+            answer, _reason = yes_no(reply.text)
+        except Unparseable:
+            run.set_goal(goal, actionable=False, note=_join(goal.note, "actionable judgement unparseable: taken as NO"))
+            return False
+        run.set_goal(goal, actionable=answer)
+        return answer
+
+    async def _decompose(self, goal: Goal) -> tuple[list[str], str]:
+        """(sub-goals, note). An empty list means: execute the goal itself; the note says why."""
+        run = self.run
+        reply = await run.call_model(
+            "decompose",
+            prompts.decompose(run.record.objective, goal.text, self.context_for(goal), run.record.converging()),
+            goal,
+            schema=prompts.SCHEMAS["decompose"],
+            max_tokens=400,
+        )
+        try:
+            proposed = string_list(reply.text)
+        except Unparseable as exc:
+            return [], f"decomposition malformed ({exc}): executed directly"
+        subgoals, dropped_restated, seen = [], 0, {normalise(goal.text), normalise(run.record.objective)}
+        for text in proposed:
+            key = normalise(text)
+            if not key or key in seen:
+                dropped_restated += 1
+                continue
+            seen.add(key)
+            subgoals.append(text[:MAX_SUBGOAL_CHARS])
+        dropped_extra = max(0, len(subgoals) - MAX_SUBGOALS)
+        subgoals = subgoals[:MAX_SUBGOALS]
+        notes = []
+        if dropped_restated:
+            notes.append(f"{dropped_restated} sub-goal(s) dropped as restatements")
+        if dropped_extra:
+            notes.append(f"{dropped_extra} sub-goal(s) dropped past the fourth")
+        if subgoals and run.record.permission_mode == "ask":
+            answer = await run.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals})
+            if answer.outcome.value != "approved":
+                return [], _join("; ".join(notes), f"sub-goals {answer.outcome.value}: executed directly")
+            edited = answer.edits.get("subgoals", subgoals)
+            kept = [str(t).strip()[:MAX_SUBGOAL_CHARS] for t in edited if str(t).strip()][:MAX_SUBGOALS]
+            if len(kept) != len(subgoals) or kept != subgoals:
+                notes.append("sub-goals edited on confirmation")
+            subgoals = kept
+        if not subgoals:
+            notes.append("no usable sub-goals: executed directly")
+        return subgoals, "; ".join(notes)
+
+    async def _execute_and_verify(self, goal: Goal) -> None:
+        run = self.run
+        rec = run.record
+        prior = run.memory.reusable(goal.text)
+        if prior is not None and prior.key != goal.id:
+            result = prior.text
+            run.set_goal(goal, note=_join(goal.note, f"reused finding of {prior.key} (similarity {prior.score:.2f})"))
+        else:
+            notes = [f"[{f.tag}] {f.text[:200]}" for f in run.memory.search(goal.text, k=3)]
+            reply = await run.call_model(
+                "execute",
+                prompts.execute(rec.objective, goal.text, self.context_for(goal), notes, rec.converging()),
+                goal,
+            )
+            result = reply.text.strip()
+            if result.upper().startswith("BLOCKED:"):
+                from .run import Blocked
+
+                run.set_goal(goal, result=result)
+                raise Blocked(f"blocked by model: {result[8:].strip()[:300]}")
+        attempts = goal.attempts + 1
+        run.set_goal(goal, result=result, attempts=attempts)
+        reply = await run.call_model(
+            "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"], max_tokens=120
+        )
+        try:
+            ok, reason = yes_no(reply.text)
+        except Unparseable:
+            ok, reason = False, "verdict unparseable"
+        verdict = f"{'YES' if ok else 'NO'}: {reason}".rstrip(": ")
+        if ok:
+            run.set_goal(goal, status=GoalStatus.DONE, verdict=verdict)
+            run.memory.save(goal.id, result, goal.text)
+        elif attempts < MAX_ATTEMPTS:
+            run.set_goal(goal, status=GoalStatus.PENDING, verdict=verdict, note=_join(goal.note, "verification failed: retrying"))
+            self.stack.append(goal.id)
+        else:
+            run.set_goal(goal, status=GoalStatus.FAILED, verdict=verdict, note=_join(goal.note, "verification failed twice"))
+
+    def context_for(self, goal: Goal) -> str:
+        """At most two ancestors and the three latest done siblings, each result cut short."""
+        goals = self.run.record.goals
+        parts = []
+        parent_id, hops = goal.parent_id, 0
+        while parent_id is not None and hops < 2:
+            a = goals[parent_id]
+            parts.append(f"[{a.text}]\n{a.result[:RESULT_CUT]}".rstrip())
+            parent_id, hops = a.parent_id, hops + 1
+        if goal.parent_id is not None:
+            done = [
+                goals[c] for c in goals[goal.parent_id].children
+                if c != goal.id and goals[c].status is GoalStatus.DONE
+            ][-3:]
+            parts.extend(f"[{s.text}]\n{s.result[:RESULT_CUT]}" for s in done)
+        return "\n\n".join(parts) if parts else "(no prior results)"
+
+
+def _join(note: str, extra: str) -> str:
+    if not extra:
+        return note
+    return f"{note}; {extra}" if note else extra

@@ -1,0 +1,123 @@
+"""The run lifecycle of seed 001: states, the transition table, limits and their validation."""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from dataclasses import asdict, dataclass, replace
+
+MAX_OBJECTIVE_CHARS = 4000
+PERMISSION_MODES = ("ask", "auto-edit", "auto", "plan")
+
+
+class InputError(ValueError):
+    """Bad input from a person: the message is one line that says what to change."""
+
+
+class IllegalTransition(RuntimeError):
+    """A lifecycle change the table does not allow."""
+
+
+class RunState(str, enum.Enum):
+    """Where a run is in its life."""
+
+    ACTIVE = "active"  # the driver is working on it; only this state runs turns
+    PAUSED = "paused"  # set aside by a person, an interruption or a provider error; resumable
+    BLOCKED = "blocked"  # a budget is spent or the model hit a real blocker; resumable
+    COMPLETE = "complete"  # the strategy has no work left; final
+    CANCELLED = "cancelled"  # cleared by a person; final, kept only as a record
+
+
+TRANSITIONS: dict[RunState, frozenset[RunState]] = {
+    RunState.ACTIVE: frozenset({RunState.PAUSED, RunState.BLOCKED, RunState.COMPLETE, RunState.CANCELLED}),
+    RunState.PAUSED: frozenset({RunState.ACTIVE, RunState.CANCELLED}),
+    RunState.BLOCKED: frozenset({RunState.ACTIVE, RunState.CANCELLED}),
+    RunState.COMPLETE: frozenset(),
+    RunState.CANCELLED: frozenset(),
+}
+
+
+def check_transition(current: RunState, new: RunState) -> None:
+    """Raise `IllegalTransition` unless the table allows current -> new."""
+    if new not in TRANSITIONS[current]:
+        raise IllegalTransition(f"a {current.value} run cannot become {new.value}")
+
+
+def validate_objective(text: str) -> str:
+    """The objective, stripped; an empty or over-long one is refused."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("the objective is empty: say what the run should achieve")
+    text = text.strip()
+    if len(text) > MAX_OBJECTIVE_CHARS:
+        raise InputError(
+            f"the objective is {len(text)} characters; the limit is {MAX_OBJECTIVE_CHARS}"
+        )
+    return text
+
+
+def validate_permission_mode(mode: str) -> str:
+    if mode not in PERMISSION_MODES:
+        raise InputError(f"unknown permission mode {mode!r}: use one of {', '.join(PERMISSION_MODES)}")
+    return mode
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)
+_UNIT = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+
+
+def parse_duration(text: str | float | int) -> float:
+    """'90s', '10m', '2h' or a number of seconds, as seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    match = _DURATION.match(str(text))
+    if not match:
+        raise InputError(f"bad time budget {text!r}: write it like 90s, 10m or 2h")
+    unit = match.group(2).lower() if match.group(2) else None
+    return float(match.group(1)) * _UNIT[unit]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Depth and goal count always have a limit; tokens, turns and seconds are opt-in."""
+
+    max_depth: int = 3
+    max_goals: int = 25
+    tokens: int | None = None
+    turns: int | None = None
+    seconds: float | None = None
+
+    def validated(self) -> Limits:
+        """A copy with every value checked; raises `InputError` with one clear line."""
+        _whole("max depth", self.max_depth, minimum=0, maximum=50)
+        _whole("max goals", self.max_goals, minimum=1, maximum=10_000_000)
+        if self.tokens is not None:
+            _whole("token budget", self.tokens, minimum=1, maximum=10**12)
+        if self.turns is not None:
+            _whole("turn budget", self.turns, minimum=1, maximum=10**9)
+        if self.seconds is not None:
+            s = self.seconds
+            if isinstance(s, bool) or not isinstance(s, (int, float)) or math.isnan(s):
+                raise InputError(f"bad time budget {s!r}: give seconds between 1 and 86400")
+            if not 1 <= s <= 86400:
+                raise InputError(f"time budget {s:g}s is out of range: it must be between 1 s and 24 h")
+        return replace(self, seconds=None if self.seconds is None else float(self.seconds))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Limits:
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def merged(self, **changes) -> Limits:
+        """These limits with the given ones replaced (None values leave a limit as it is)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None}).validated()
+
+
+def _whole(label: str, value, *, minimum: int, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"bad {label} {value!r}: it must be a whole number")
+    if not minimum <= value <= maximum:
+        raise InputError(f"{label} {value} is out of range: it must be between {minimum} and {maximum}")

@@ -1,0 +1,61 @@
+"""Readers for model replies: tolerant of text around the JSON, strict about what they accept."""
+
+from __future__ import annotations
+
+import json
+import re
+
+_WORD = re.compile(r"[A-Za-z]+")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class Unparseable(ValueError):
+    """The reply has no answer of the expected shape."""
+
+
+def _json_values(text: str):
+    """Every JSON value embedded in `text` that starts at a '[' or '{', outermost first."""
+    decoder = json.JSONDecoder()
+    i = 0
+    while True:
+        starts = [p for p in (text.find("[", i), text.find("{", i)) if p != -1]
+        if not starts:
+            return
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        yield value
+        i = end
+
+
+def yes_no(text: str) -> tuple[bool, str]:
+    """(answer, reason) from `YES ...`/`NO ...` or `{"answer": "YES", "reason": ...}`."""
+    for value in _json_values(text):
+        if isinstance(value, dict) and isinstance(value.get("answer"), str):
+            answer = value["answer"].strip().upper()
+            if answer in ("YES", "NO"):
+                return answer == "YES", str(value.get("reason", ""))[:500]
+    match = _WORD.search(text)
+    if match and match.group(0).upper() in ("YES", "NO"):
+        return match.group(0).upper() == "YES", text[match.end():].strip(" .:-,\n")[:500]
+    raise Unparseable(f"expected YES or NO, got {text[:80]!r}")
+
+
+def string_list(text: str, key: str = "subgoals") -> list[str]:
+    """A list of strings from a JSON array or `{key: [...]}`; other items make it unparseable."""
+    for value in _json_values(text):
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        if isinstance(value, list):
+            if not all(isinstance(item, str) for item in value):
+                raise Unparseable("the list holds something other than strings")
+            return [item.strip() for item in value if item.strip()]
+    raise Unparseable(f"no JSON array of strings in {text[:80]!r}")
+
+
+def normalise(text: str) -> str:
+    """Lower case, words only: how restatements are recognised."""
+    return " ".join(_TOKEN.findall(text.lower()))

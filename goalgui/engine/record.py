@@ -1,0 +1,309 @@
+"""A run's state, built from its events alone.
+
+`RunRecord.apply` is the only way state changes: the live engine calls it as it
+emits each event, the journal calls it to restore a run, the window calls it to
+replay one. Because there is one reducer, a rebuilt run equals the live one.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from . import events as ev
+from .lifecycle import Limits, RunState
+
+
+class GoalStatus(str, enum.Enum):
+    """Where one goal is."""
+
+    PENDING = "pending"  # waiting to be worked on (or to be worked again after an interruption)
+    RUNNING = "running"  # being judged, executed or verified, or its sub-goals are being worked
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # a person skipped it
+    ABANDONED = "abandoned"  # a stop left it undone
+
+
+SETTLED = frozenset({GoalStatus.DONE, GoalStatus.FAILED, GoalStatus.SKIPPED, GoalStatus.ABANDONED})
+
+
+@dataclass(slots=True)
+class Goal:
+    """One node of the goal tree."""
+
+    id: str
+    parent_id: str | None
+    depth: int
+    text: str
+    status: GoalStatus = GoalStatus.PENDING
+    attempts: int = 0
+    result: str = ""
+    note: str = ""
+    verdict: str = ""
+    actionable: bool | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    children: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+    def report(self) -> dict:
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "depth": self.depth,
+            "text": self.text,
+            "status": self.status.value,
+            "tokens": self.tokens,
+            "attempts": self.attempts,
+            "result": self.result,
+            "note": self.note,
+        }
+
+
+@dataclass(slots=True)
+class Metrics:
+    """What a run has spent; it grows only while the run is active."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_by_purpose: dict[str, int] = field(default_factory=dict)
+    tokens_estimated: int = 0
+    turns: int = 0
+    model_calls: int = 0
+    active_seconds: float = 0.0
+    goals_created: int = 0
+    max_depth_reached: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+    def report(self, active_seconds: float) -> dict:
+        return {
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "tokens": self.tokens,
+            "tokens_by_purpose": dict(self.tokens_by_purpose),
+            "tokens_estimated": self.tokens_estimated,
+            "turns": self.turns,
+            "model_calls": self.model_calls,
+            "active_seconds": round(active_seconds, 3),
+            "goals_created": self.goals_created,
+            "max_depth_reached": self.max_depth_reached,
+        }
+
+
+class RunRecord:
+    """The projection of one run's events: its tree, lifecycle state, metrics and settings."""
+
+    def __init__(self) -> None:
+        self.run_id = ""
+        self.objective = ""
+        self.criteria = ""
+        self.strategy = ""
+        self.model = ""
+        self.options: dict = {}
+        self.limits = Limits()
+        self.permission_mode = "auto-edit"
+        self.state = RunState.ACTIVE
+        self.stop_reason: str | None = None
+        self.outcome: str | None = None
+        self.summary = ""
+        self.goals: dict[str, Goal] = {}
+        self.root_id: str | None = None
+        self.metrics = Metrics()
+        self.nudged: set[tuple[str, float]] = set()
+        self.started_at = 0.0
+        self.updated_at = 0.0
+        self.last_seq = 0
+        self.active_since: float | None = None
+        self.pending_confirmation: ev.ConfirmationAsked | None = None
+        self._handlers = {
+            ev.RunStarted: self._run_started,
+            ev.RunStateChanged: self._run_state_changed,
+            ev.TurnStarted: self._turn_started,
+            ev.GoalAdded: self._goal_added,
+            ev.GoalChanged: self._goal_changed,
+            ev.ModelCalled: self._model_called,
+            ev.BudgetNudged: self._budget_nudged,
+            ev.LimitsChanged: self._limits_changed,
+            ev.PermissionModeChanged: self._mode_changed,
+            ev.ConfirmationAsked: self._confirmation_asked,
+            ev.ConfirmationAnswered: self._confirmation_answered,
+            ev.Summarized: self._summarized,
+            ev.ToolCalled: lambda e: None,
+        }
+
+    @classmethod
+    def from_events(cls, events) -> RunRecord:
+        record = cls()
+        for event in events:
+            record.apply(event)
+        return record
+
+    def apply(self, event: ev.Event) -> None:
+        if event.seq <= self.last_seq:
+            raise ValueError(f"event {event.seq} arrived after {self.last_seq}")
+        self._handlers[type(event)](event)
+        self.last_seq = event.seq
+        self.updated_at = event.ts
+
+    # -- reading -------------------------------------------------------------
+
+    def active_seconds(self, now: float | None = None) -> float:
+        """Seconds spent active; `now` adds the interval still open in a live run."""
+        extra = 0.0
+        if self.active_since is not None and now is not None:
+            extra = max(0.0, now - self.active_since)
+        return self.metrics.active_seconds + extra
+
+    def usage(self, now: float | None = None) -> dict[str, tuple[float, float]]:
+        """Each budget that is set: (used, limit). The goal count always has one."""
+        m, lim = self.metrics, self.limits
+        out: dict[str, tuple[float, float]] = {"goals": (m.goals_created, lim.max_goals)}
+        if lim.tokens is not None:
+            out["tokens"] = (m.tokens, lim.tokens)
+        if lim.turns is not None:
+            out["turns"] = (m.turns, lim.turns)
+        if lim.seconds is not None:
+            out["time"] = (self.active_seconds(now), lim.seconds)
+        return out
+
+    def exhausted(self, now: float | None = None) -> str | None:
+        """The stop reason of the first budget at 100%, or None."""
+        for name, (used, limit) in self.usage(now).items():
+            if used >= limit:
+                return f"budget: {name} ({_fmt(used)} of {_fmt(limit)} used)"
+        return None
+
+    def converging(self) -> bool:
+        """True once any budget passed 75% (the prompts then ask to converge)."""
+        return bool(self.nudged)
+
+    def leaves(self) -> list[Goal]:
+        return [g for g in self.goals.values() if not g.children]
+
+    def compute_outcome(self) -> str:
+        leaves = self.leaves()
+        done = sum(1 for g in leaves if g.status is GoalStatus.DONE)
+        if leaves and done == len(leaves):
+            return "done"
+        return "partial" if done else "failed"
+
+    def report(self, now: float | None = None) -> dict:
+        return {
+            "run_id": self.run_id,
+            "objective": self.objective,
+            "strategy": self.strategy,
+            "model": self.model,
+            "state": self.state.value,
+            "outcome": self.outcome if self.state is RunState.COMPLETE else None,
+            "stop_reason": None if self.state is RunState.COMPLETE else self.stop_reason,
+            "summary": self.summary,
+            "metrics": self.metrics.report(self.active_seconds(now)),
+            "goals": [g.report() for g in self.goals.values()],
+        }
+
+    # -- reducers ------------------------------------------------------------
+
+    def _run_started(self, e: ev.RunStarted) -> None:
+        self.run_id, self.objective, self.strategy = e.run_id, e.objective, e.strategy
+        self.model, self.criteria = e.model, e.criteria
+        self.options = dict(e.options or {})
+        self.limits = Limits.from_dict(e.limits)
+        self.permission_mode = e.permission_mode
+        self.state = RunState.ACTIVE
+        self.started_at = e.ts
+        self.active_since = e.ts
+
+    def _run_state_changed(self, e: ev.RunStateChanged) -> None:
+        new = RunState(e.state)
+        if self.active_since is not None:
+            self.metrics.active_seconds += max(0.0, e.ts - self.active_since)
+            self.active_since = None
+        if new is RunState.ACTIVE:
+            self.active_since = e.ts
+            self.stop_reason = None
+        else:
+            self.stop_reason = e.reason
+        if e.outcome is not None:
+            self.outcome = e.outcome
+        self.state = new
+
+    def _turn_started(self, e: ev.TurnStarted) -> None:
+        self.metrics.turns += 1
+
+    def _goal_added(self, e: ev.GoalAdded) -> None:
+        goal = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts)
+        self.goals[e.goal_id] = goal
+        if e.parent_id is None:
+            self.root_id = self.root_id or e.goal_id
+        else:
+            self.goals[e.parent_id].children.append(e.goal_id)
+        self.metrics.goals_created += 1
+        if e.depth > self.metrics.max_depth_reached:
+            self.metrics.max_depth_reached = e.depth
+
+    def _goal_changed(self, e: ev.GoalChanged) -> None:
+        g = self.goals[e.goal_id]
+        if e.status is not None:
+            g.status = GoalStatus(e.status)
+        if e.result is not None:
+            g.result = e.result
+        if e.note is not None:
+            g.note = e.note
+        if e.attempts is not None:
+            g.attempts = e.attempts
+        if e.verdict is not None:
+            g.verdict = e.verdict
+        if e.actionable is not None:
+            g.actionable = e.actionable
+        g.updated_at = e.ts
+
+    def _model_called(self, e: ev.ModelCalled) -> None:
+        m = self.metrics
+        m.model_calls += 1
+        m.tokens_in += e.tokens_in
+        m.tokens_out += e.tokens_out
+        spent = e.tokens_in + e.tokens_out
+        m.tokens_by_purpose[e.purpose] = m.tokens_by_purpose.get(e.purpose, 0) + spent
+        if e.estimated:
+            m.tokens_estimated += spent
+        goal = self.goals.get(e.goal_id) if e.goal_id else None
+        if goal is not None:
+            goal.tokens_in += e.tokens_in
+            goal.tokens_out += e.tokens_out
+
+    def _budget_nudged(self, e: ev.BudgetNudged) -> None:
+        self.nudged.add((e.budget, e.limit))
+
+    def _limits_changed(self, e: ev.LimitsChanged) -> None:
+        self.limits = Limits.from_dict(e.limits)
+        usage = self.usage(e.ts)
+        # A raised budget below 75% again may nudge again later.
+        self.nudged = {
+            (name, limit) for name, limit in self.nudged
+            if name in usage and usage[name][1] == limit
+        }
+
+    def _mode_changed(self, e: ev.PermissionModeChanged) -> None:
+        self.permission_mode = e.mode
+
+    def _confirmation_asked(self, e: ev.ConfirmationAsked) -> None:
+        self.pending_confirmation = e
+
+    def _confirmation_answered(self, e: ev.ConfirmationAnswered) -> None:
+        self.pending_confirmation = None
+
+    def _summarized(self, e: ev.Summarized) -> None:
+        self.summary = e.text
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() or value >= 100 else f"{value:.1f}"

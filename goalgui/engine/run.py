@@ -1,0 +1,539 @@
+"""A run: its record, the driver loop, and the controls that need no model turn.
+
+`Run.drive()` works the strategy step by step while the run is active. Every
+step runs as its own task, so pause, cancel and skip take effect at once by
+cancelling it, also in the middle of a model call (the call is recorded as
+cancelled and its goal runs again on resume). Budgets are checked before each
+step and after each model call; a time budget also bounds the call itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import Callable
+
+from . import events as ev
+from .confirm import (
+    ConfirmationAnswer,
+    ConfirmationRequest,
+    ConfirmerFn,
+    NeedsConfirmation,
+    Outcome,
+    approve_all,
+)
+from .lifecycle import (
+    InputError,
+    Limits,
+    RunState,
+    check_transition,
+    validate_objective,
+    validate_permission_mode,
+)
+from .memory import Embedder, FindingsMemory
+from .model import BadResponse, GoalView, Model, ModelReply, ModelRequest, ProviderError, RateLimited, Usage
+from .record import SETTLED, Goal, GoalStatus, RunRecord
+from .recorder import EventSink, Recorder
+
+log = logging.getLogger(__name__)
+
+NUDGE_AT = 0.75
+# Stops after which no wrap-up call is made: the budget it would spend is gone.
+_NO_WRAP_UP = ("budget: tokens", "budget: time")
+
+
+class StopRun(Exception):
+    """Raised inside a step to stop the run as blocked with `reason`."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BudgetExhausted(StopRun):
+    """A budget reached 100%."""
+
+
+class Blocked(StopRun):
+    """The model declared a real blocker."""
+
+
+def _strategy_registry() -> dict[str, Callable]:
+    from .goal_stack import GoalStack
+
+    return {"goal-stack": GoalStack}
+
+
+STRATEGIES = ("goal-stack", "task-loop", "plan", "cursor")
+
+
+def check_strategy(name: str) -> None:
+    """Refuse unknown strategies and those not built yet, with one clear line."""
+    if name not in STRATEGIES:
+        raise InputError(f"unknown strategy {name!r}: use one of {', '.join(STRATEGIES)}")
+    if name not in _strategy_registry():
+        raise InputError(f"the {name} strategy is not built yet; use --strategy goal-stack")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class Run:
+    """One run of one strategy: drive it, watch it (subscribe), steer it (the control methods)."""
+
+    def __init__(
+        self,
+        record: RunRecord,
+        model: Model,
+        *,
+        sink: EventSink | None = None,
+        confirmer: ConfirmerFn = approve_all,
+        embedder: Embedder | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.record = record
+        self.model = model
+        self.confirmer = confirmer
+        self.clock = clock
+        self.recorder = Recorder(record, sink, clock)
+        self.memory = FindingsMemory(embedder)
+        for goal in record.goals.values():
+            if goal.status is GoalStatus.DONE and goal.result:
+                self.memory.save(goal.id, goal.result, goal.text)
+        self._goal_seq = len(record.goals)
+        self._step_task: asyncio.Task | None = None
+        self._driving = False
+        self._drive_task: asyncio.Task | None = None
+        self.strategy = _strategy_registry()[record.strategy](self)
+
+    # -- creating and restoring ---------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        objective: str,
+        model: Model,
+        *,
+        model_spec: str = "",
+        strategy: str = "goal-stack",
+        limits: Limits | None = None,
+        permission_mode: str = "auto-edit",
+        criteria: str = "",
+        options: dict | None = None,
+        run_id: str | None = None,
+        **kwargs,
+    ) -> Run:
+        """Validate everything, then start a run whose root goal is the objective."""
+        objective = validate_objective(objective)
+        check_strategy(strategy)
+        limits = (limits or Limits()).validated()
+        validate_permission_mode(permission_mode)
+        if permission_mode == "plan":
+            raise InputError("permission mode 'plan' is not built yet; use ask, auto-edit or auto")
+        record = RunRecord()
+        run = cls.__new__(cls)
+        record.run_id = run_id or new_run_id()
+        record.strategy = strategy
+        cls.__init__(run, record, model, **kwargs)
+        run.emit(
+            ev.RunStarted,
+            run_id=record.run_id,
+            objective=objective,
+            strategy=strategy,
+            model=model_spec or getattr(model, "name", type(model).__name__),
+            limits=limits.to_dict(),
+            permission_mode=permission_mode,
+            criteria=criteria,
+            options=options or {},
+        )
+        run.add_goal(None, objective)
+        run.strategy.rebuild()
+        return run
+
+    @classmethod
+    def restore(cls, record: RunRecord, model: Model, **kwargs) -> Run:
+        """Continue a journaled run. One that was active (its process died) comes back paused."""
+        run = cls(record, model, **kwargs)
+        if record.state is RunState.ACTIVE:
+            run._settle_running()
+            run.emit(ev.RunStateChanged, state=RunState.PAUSED.value,
+                     reason="interrupted: the process driving the run ended")
+        return run
+
+    # -- events --------------------------------------------------------------
+
+    def emit(self, cls: type[ev.Event], **fields) -> ev.Event:
+        return self.recorder.emit(cls, **fields)
+
+    def subscribe(self, callback) -> Callable[[], None]:
+        """Call `callback(batch)` with each committed batch of events."""
+        return self.recorder.subscribe(callback)
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+    @property
+    def state(self) -> RunState:
+        return self.record.state
+
+    def report(self) -> dict:
+        return self.record.report(self.clock())
+
+    # -- the tree ------------------------------------------------------------
+
+    def add_goal(self, parent: Goal | None, text: str) -> Goal:
+        self._goal_seq += 1
+        goal_id = f"g{self._goal_seq}"
+        self.emit(
+            ev.GoalAdded,
+            goal_id=goal_id,
+            parent_id=parent.id if parent else None,
+            depth=parent.depth + 1 if parent else 0,
+            text=text,
+        )
+        return self.record.goals[goal_id]
+
+    def set_goal(self, goal: Goal, **changes) -> None:
+        status = changes.get("status")
+        if isinstance(status, GoalStatus):
+            changes["status"] = status.value
+        self.emit(ev.GoalChanged, goal_id=goal.id, **changes)
+
+    def settle_parents(self, goal: Goal) -> None:
+        """Give each ancestor whose children are all settled its derived status."""
+        goals = self.record.goals
+        parent_id = goal.parent_id
+        while parent_id is not None:
+            parent = goals[parent_id]
+            kids = [goals[c].status for c in parent.children]
+            if any(s not in SETTLED for s in kids):
+                return
+            if all(s is GoalStatus.DONE for s in kids):
+                status = GoalStatus.DONE
+            elif GoalStatus.FAILED in kids:
+                status = GoalStatus.FAILED
+            elif GoalStatus.ABANDONED in kids:
+                status = GoalStatus.ABANDONED
+            else:
+                status = GoalStatus.SKIPPED
+            if parent.status is not status:
+                self.set_goal(parent, status=status)
+            parent_id = parent.parent_id
+
+    def mark_running(self, goal: Goal) -> None:
+        """The goal and its ancestors are running."""
+        chain = []
+        g: Goal | None = goal
+        while g is not None and g.status is not GoalStatus.RUNNING:
+            chain.append(g)
+            g = self.record.goals[g.parent_id] if g.parent_id else None
+        for g in reversed(chain):
+            self.set_goal(g, status=GoalStatus.RUNNING)
+
+    def _settle_running(self) -> None:
+        """After a stop nothing is running: interrupted goals wait to run again."""
+        for goal in self.record.goals.values():
+            if goal.status is GoalStatus.RUNNING:
+                self.set_goal(goal, status=GoalStatus.PENDING)
+
+    def _abandon_unsettled(self, note: str) -> None:
+        for goal in self.record.goals.values():
+            if goal.status not in SETTLED:
+                self.set_goal(goal, status=GoalStatus.ABANDONED)
+
+    # -- model calls and confirmations ---------------------------------------
+
+    async def call_model(
+        self,
+        purpose: str,
+        messages: list[dict],
+        goal: Goal | None,
+        *,
+        schema: dict | None = None,
+        tools: list[dict] | None = None,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        """Call the model, record the call, then check the budgets (raising if one is spent)."""
+        if self.record.state is not RunState.ACTIVE:
+            raise asyncio.CancelledError()
+        limit = self.record.limits.seconds
+        remaining = None if limit is None else limit - self.record.active_seconds(self.clock())
+        if remaining is not None and remaining <= 0:
+            raise BudgetExhausted(self.record.exhausted(self.clock()) or "budget: time")
+        view = GoalView(goal.id, goal.parent_id, goal.depth, goal.text) if goal else None
+        request = ModelRequest(
+            purpose=purpose,
+            messages=messages,
+            goal=view,
+            schema=schema,
+            tools=tools,
+            max_tokens=max_tokens,
+            deadline=None if remaining is None else time.monotonic() + remaining,
+        )
+        started = time.perf_counter()
+        try:
+            if remaining is None:
+                reply = await self.model.complete(request)
+            else:
+                async with asyncio.timeout(remaining) as scope:
+                    reply = await self.model.complete(request)
+        except asyncio.CancelledError:
+            self._record_call(request, goal, None, started, cancelled=True)
+            raise
+        except TimeoutError:
+            if remaining is not None and scope.expired():
+                self._record_call(request, goal, None, started, cancelled=True)
+                raise BudgetExhausted(self.record.exhausted(self.clock() + 1e-3) or "budget: time")
+            self._record_call(request, goal, None, started, error="provider unavailable: timed out")
+            raise
+        except ProviderError as exc:
+            self._record_call(request, goal, None, started, error=f"{exc.kind}: {exc}")
+            raise
+        if not isinstance(reply, ModelReply) or not isinstance(reply.text, str):
+            self._record_call(request, goal, None, started, error="bad response: not a ModelReply")
+            raise BadResponse(f"the model returned {type(reply).__name__}, not a ModelReply")
+        self._record_call(request, goal, reply, started)
+        self.check_budgets()
+        return reply
+
+    def _record_call(self, request, goal, reply, started, *, cancelled=False, error=None) -> None:
+        usage = reply.usage if reply is not None else Usage()
+        if reply is not None and usage.input_tokens == 0 and usage.output_tokens == 0:
+            from .model import estimate_usage
+
+            usage = estimate_usage(request, reply.text)
+        elif cancelled:  # the prompt was sent; what it cost is not reported, so estimate it
+            from .model import estimate_usage
+
+            usage = Usage(estimate_usage(request, "").input_tokens, 0, estimated=True)
+        self.emit(
+            ev.ModelCalled,
+            goal_id=goal.id if goal else None,
+            purpose=request.purpose,
+            tokens_in=max(0, int(usage.input_tokens)),
+            tokens_out=max(0, int(usage.output_tokens)),
+            estimated=usage.estimated,
+            latency=time.perf_counter() - started,
+            model=reply.model if reply is not None else None,
+            messages=request.messages,
+            reply=reply.text if reply is not None else "",
+            tool_calls=list(reply.tool_calls) if reply is not None and reply.tool_calls else None,
+            error=error,
+            cancelled=cancelled,
+        )
+
+    def check_budgets(self) -> None:
+        """Nudge each budget past 75% once; raise `BudgetExhausted` for one at 100%."""
+        now = self.clock()
+        for name, (used, limit) in self.record.usage(now).items():
+            if used >= NUDGE_AT * limit and (name, limit) not in self.record.nudged:
+                self.emit(ev.BudgetNudged, budget=name, used=float(used), limit=float(limit))
+        tokens = self.record.limits.tokens
+        if tokens is not None and self.record.metrics.tokens >= tokens:
+            raise BudgetExhausted(self.record.exhausted(now) or "budget: tokens")
+
+    async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:
+        """Ask the confirmer, recording question and answer; 'auto' mode approves at once."""
+        mode = self.record.permission_mode
+        confirmation_id = uuid.uuid4().hex[:8]
+        request = ConfirmationRequest(confirmation_id, kind, proposal, mode)
+        self.emit(ev.ConfirmationAsked, confirmation_id=confirmation_id, kind=kind, proposal=proposal)
+        self.recorder.flush()  # whoever answers must see the question now
+        try:
+            answer = await self.confirmer(request)
+        except (asyncio.CancelledError, NeedsConfirmation):
+            self.emit(ev.ConfirmationAnswered, confirmation_id=confirmation_id, outcome=Outcome.ABORTED.value)
+            raise
+        self.emit(
+            ev.ConfirmationAnswered,
+            confirmation_id=confirmation_id,
+            outcome=answer.outcome.value,
+            mode=answer.mode,
+            edits=dict(answer.edits) or None,
+        )
+        if answer.outcome is Outcome.APPROVED and answer.mode and answer.mode != mode:
+            self.set_permission_mode(answer.mode)
+        return answer
+
+    # -- controls (no model turn needed) --------------------------------------
+
+    def _transition(self, state: RunState, reason: str | None = None, outcome: str | None = None) -> None:
+        check_transition(self.record.state, state)
+        self.emit(ev.RunStateChanged, state=state.value, reason=reason, outcome=outcome)
+
+    def pause(self, reason: str = "paused by user") -> None:
+        """Stop working at once; the goal in hand runs again on resume."""
+        self._transition(RunState.PAUSED, reason)
+        self._settle_running()
+        self._cancel_step()
+        self.recorder.flush()
+
+    def resume(self) -> None:
+        """Continue a paused or blocked run (what a budget stop abandoned is taken up again)."""
+        check_transition(self.record.state, RunState.ACTIVE)
+        for goal in self.record.goals.values():
+            if goal.status is GoalStatus.ABANDONED:
+                self.set_goal(goal, status=GoalStatus.PENDING)
+        self._transition(RunState.ACTIVE)
+        self.strategy.rebuild()
+        self.recorder.flush()
+
+    def cancel(self, reason: str = "cancelled by user") -> None:
+        """Clear the run; its record ends cancelled."""
+        self._transition(RunState.CANCELLED, reason)
+        self._abandon_unsettled("cancelled")
+        self._cancel_step()
+        self.recorder.flush()
+
+    def skip(self, goal_id: str | None = None) -> Goal:
+        """Skip the running goal, or a given unsettled one with everything under it."""
+        if self.record.state in (RunState.COMPLETE, RunState.CANCELLED):
+            raise InputError(f"a {self.record.state.value} run has nothing to skip")
+        goal_id = goal_id or self.strategy.current_goal_id
+        if goal_id is None:
+            raise InputError("no goal is running: name a pending goal to skip")
+        goal = self.record.goals.get(goal_id)
+        if goal is None:
+            raise InputError(f"no goal {goal_id!r} in this run")
+        if goal.status in SETTLED:
+            raise InputError(f"goal {goal_id} is already {goal.status.value}")
+        subtree, cursor = [], [goal.id]
+        while cursor:
+            g = self.record.goals[cursor.pop()]
+            subtree.append(g)
+            cursor.extend(g.children)
+        ids = {g.id for g in subtree}
+        for g in subtree:
+            if g.status not in SETTLED:
+                self.set_goal(g, status=GoalStatus.SKIPPED, note=_join(g.note, "skipped by user"))
+        if self.strategy.current_goal_id in ids:
+            self._cancel_step()
+        self.settle_parents(goal)
+        self.recorder.flush()
+        return goal
+
+    def set_limits(self, **changes) -> Limits:
+        """Raise or lower limits (max_depth, max_goals, tokens, turns, seconds)."""
+        if self.record.state in (RunState.COMPLETE, RunState.CANCELLED):
+            raise InputError(f"a {self.record.state.value} run has no budget to change")
+        limits = self.record.limits.merged(**changes)
+        if limits != self.record.limits:
+            self.emit(ev.LimitsChanged, limits=limits.to_dict())
+            self.recorder.flush()
+        return limits
+
+    def set_permission_mode(self, mode: str) -> None:
+        validate_permission_mode(mode)
+        if mode == "plan":
+            raise InputError("permission mode 'plan' is not built yet; use ask, auto-edit or auto")
+        if mode != self.record.permission_mode:
+            self.emit(ev.PermissionModeChanged, mode=mode)
+
+    def _cancel_step(self) -> None:
+        task = self._step_task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+
+    # -- driving -------------------------------------------------------------
+
+    def start(self) -> asyncio.Task:
+        """Drive in a task owned by this run (for callers that do not await `drive`)."""
+        if self._drive_task is None or self._drive_task.done():
+            self._drive_task = asyncio.get_running_loop().create_task(self.drive())
+        return self._drive_task
+
+    async def drive(self) -> RunState:
+        """Work the strategy while the run is active; return the state it stopped in."""
+        if self._driving:
+            raise RuntimeError("this run is already being driven")
+        self._driving = True
+        try:
+            while self.record.state is RunState.ACTIVE:
+                if self.recorder.error is not None:
+                    raise self.recorder.error
+                if not self.strategy.has_work():
+                    await self._in_step(self._finish())
+                    continue
+                reason = self.record.exhausted(self.clock())
+                if reason:
+                    await self._in_step(self._block(reason))
+                    continue
+                await self._in_step(self.strategy.step())
+                await asyncio.sleep(0)  # let the batch commit and the window breathe
+        finally:
+            self._driving = False
+            if self.record.state is not RunState.ACTIVE:
+                self._settle_running()
+            self.recorder.flush()
+        if self.recorder.error is not None:
+            raise self.recorder.error
+        return self.record.state
+
+    async def _in_step(self, coro) -> None:
+        """Run one step as a cancellable task and turn what it raised into a state."""
+        self._step_task = asyncio.ensure_future(coro)
+        try:
+            await self._step_task
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():
+                raise
+        except StopRun as stop:
+            await self._in_step(self._block(stop.reason))
+        except RateLimited as exc:
+            when = "" if exc.retry_after is None else f"; retry after {exc.retry_after:g} s"
+            self._park(f"rate limited: {exc}{when}")
+        except ProviderError as exc:
+            self._park(f"{exc.kind}: {exc}")
+        except NeedsConfirmation as exc:
+            self._park(f"needs confirmation: {exc}")
+        except Exception as exc:
+            log.exception("a step of run %s failed", self.run_id)
+            self._park(f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            self._step_task = None
+
+    def _park(self, reason: str) -> None:
+        if self.record.state is RunState.ACTIVE:
+            self.pause(reason)
+
+    async def _finish(self) -> None:
+        await self._wrap_up("complete", None)
+        if self.record.state is RunState.ACTIVE:
+            self._transition(RunState.COMPLETE, outcome=self.record.compute_outcome())
+
+    async def _block(self, reason: str) -> None:
+        if self.record.state is not RunState.ACTIVE:
+            return
+        self._abandon_unsettled(reason)
+        if not reason.startswith(_NO_WRAP_UP):
+            await self._wrap_up("blocked", reason)
+        if self.record.state is RunState.ACTIVE:
+            self._transition(RunState.BLOCKED, reason)
+
+    async def _wrap_up(self, state: str, reason: str | None) -> None:
+        """One summarize call; its failure never changes how the run ends."""
+        from . import prompts
+
+        rec = self.record
+        lines = [
+            f"[{g.status.value}] {'  ' * g.depth}{g.text}: {g.result[:200]}"
+            for g in list(rec.goals.values())[:60]
+        ]
+        m = rec.metrics
+        metrics = f"{m.turns} turns, {m.tokens} tokens, {rec.active_seconds(self.clock()):.0f} s"
+        try:
+            reply = await self.call_model(
+                "summarize", prompts.summarize(rec.objective, state, reason, lines, metrics), None
+            )
+            text = reply.text.strip()
+        except (ProviderError, StopRun, TimeoutError) as exc:
+            text = f"(no wrap-up: {exc})"
+        self.emit(ev.Summarized, text=text)
+
+
+def _join(note: str, extra: str) -> str:
+    return f"{note}; {extra}" if note else extra

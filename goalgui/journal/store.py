@@ -1,0 +1,336 @@
+"""The journal: an SQLite event store with projections, ownership leases and replay.
+
+Every batch of events a run emits is one transaction: the events, the goals
+projection (one row per goal, so a huge run opens without replaying it) and the
+runs row (state, totals, owner) change together or not at all. WAL mode with
+synchronous=NORMAL keeps every committed batch through a killed process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..engine import events as ev
+from ..engine.lifecycle import InputError, RunState
+from ..engine.record import RunRecord
+
+SCHEMA_VERSION = 1
+LEASE_SECONDS = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    objective   TEXT NOT NULL,
+    strategy    TEXT NOT NULL,
+    model       TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    stop_reason TEXT,
+    outcome     TEXT,
+    started_at  REAL NOT NULL,
+    updated_at  REAL NOT NULL,
+    tokens      INTEGER NOT NULL DEFAULT 0,
+    goals       INTEGER NOT NULL DEFAULT 0,
+    last_seq    INTEGER NOT NULL DEFAULT 0,
+    owner_host  TEXT,
+    owner_pid   INTEGER,
+    lease_until REAL
+);
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    ts     REAL NOT NULL,
+    type   TEXT NOT NULL,
+    data   TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS goals (
+    run_id    TEXT NOT NULL,
+    goal_id   TEXT NOT NULL,
+    ord       INTEGER NOT NULL,
+    parent_id TEXT,
+    depth     INTEGER NOT NULL,
+    text      TEXT NOT NULL,
+    status    TEXT NOT NULL,
+    tokens    INTEGER NOT NULL DEFAULT 0,
+    attempts  INTEGER NOT NULL DEFAULT 0,
+    result_chars INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, goal_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS goals_by_parent ON goals (run_id, parent_id, ord);
+CREATE TABLE IF NOT EXISTS controls (
+    id         INTEGER PRIMARY KEY,
+    run_id     TEXT NOT NULL,
+    action     TEXT NOT NULL,
+    args       TEXT NOT NULL DEFAULT '{}',
+    created_at REAL NOT NULL,
+    taken_at   REAL
+);
+"""
+
+
+class JournalError(RuntimeError):
+    """The journal cannot do what was asked (locked run, unknown id, newer schema)."""
+
+
+class RunBusy(JournalError):
+    """Another live process drives this run."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Journal:
+    """One SQLite file of runs. Thread-safe for reads; writes come from the engine's thread."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
+        self._lock = threading.RLock()
+        self._host = socket.gethostname()
+        self._pid = os.getpid()
+        self._owned: set[str] = set()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise JournalError(f"{self.path} was written by a newer goalgui (schema {version})")
+            if version < SCHEMA_VERSION:
+                self._db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+
+    def close(self) -> None:
+        with self._lock:
+            for run_id in list(self._owned):
+                self.release(run_id)
+            self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------
+
+    def write(self, run_id: str, events: Sequence[ev.Event]) -> None:
+        """Commit one batch of a run's events with its projections, atomically."""
+        rows = []
+        goal_new, goal_status, goal_tokens, goal_attempts, goal_result = [], {}, {}, {}, {}
+        run_fields: dict = {}
+        tokens = goals = 0
+        started = None
+        for e in events:
+            data = ev.payload(e)
+            rows.append((run_id, e.seq, e.ts, e.type, json.dumps(data, separators=(",", ":"), ensure_ascii=False)))
+            t = type(e)
+            if t is ev.GoalChanged:
+                if e.status is not None:
+                    goal_status[e.goal_id] = e.status
+                if e.attempts is not None:
+                    goal_attempts[e.goal_id] = e.attempts
+                if e.result is not None:
+                    goal_result[e.goal_id] = len(e.result)
+            elif t is ev.ModelCalled:
+                spent = e.tokens_in + e.tokens_out
+                tokens += spent
+                if e.goal_id:
+                    goal_tokens[e.goal_id] = goal_tokens.get(e.goal_id, 0) + spent
+            elif t is ev.GoalAdded:
+                goals += 1
+                goal_new.append((run_id, e.goal_id, e.seq, e.parent_id, e.depth, e.text, "pending"))
+            elif t is ev.RunStateChanged:
+                run_fields["state"] = e.state
+                run_fields["stop_reason"] = e.reason if e.state != "active" else None
+                if e.outcome is not None:
+                    run_fields["outcome"] = e.outcome
+            elif t is ev.RunStarted:
+                started = e
+        last = events[-1]
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if started is not None:
+                    db.execute(
+                        "INSERT INTO runs (run_id, objective, strategy, model, state, started_at, updated_at,"
+                        " owner_host, owner_pid, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        (run_id, started.objective, started.strategy, started.model, "active", started.ts,
+                         started.ts, self._host, self._pid, time.time() + LEASE_SECONDS),
+                    )
+                    self._owned.add(run_id)
+                db.executemany("INSERT INTO events (run_id, seq, ts, type, data) VALUES (?,?,?,?,?)", rows)
+                if goal_new:
+                    db.executemany(
+                        "INSERT INTO goals (run_id, goal_id, ord, parent_id, depth, text, status)"
+                        " VALUES (?,?,?,?,?,?,?)", goal_new)
+                if goal_status:
+                    db.executemany("UPDATE goals SET status=? WHERE run_id=? AND goal_id=?",
+                                   [(s, run_id, g) for g, s in goal_status.items()])
+                if goal_attempts:
+                    db.executemany("UPDATE goals SET attempts=? WHERE run_id=? AND goal_id=?",
+                                   [(a, run_id, g) for g, a in goal_attempts.items()])
+                if goal_result:
+                    db.executemany("UPDATE goals SET result_chars=? WHERE run_id=? AND goal_id=?",
+                                   [(n, run_id, g) for g, n in goal_result.items()])
+                if goal_tokens:
+                    db.executemany("UPDATE goals SET tokens=tokens+? WHERE run_id=? AND goal_id=?",
+                                   [(n, run_id, g) for g, n in goal_tokens.items()])
+                sets = ["updated_at=?", "last_seq=?", "tokens=tokens+?", "goals=goals+?"]
+                args: list = [last.ts, last.seq, tokens, goals]
+                for name, value in run_fields.items():
+                    sets.append(f"{name}=?")
+                    args.append(value)
+                if run_id in self._owned:
+                    sets.append("lease_until=?")
+                    args.append(time.time() + LEASE_SECONDS)
+                db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id=?", (*args, run_id))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    # -- ownership ------------------------------------------------------------
+
+    def claim(self, run_id: str) -> None:
+        """Become the process that drives `run_id`; refuse if a live process already does."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise JournalError(f"no run {run_id}")
+            if run_id not in self._owned and self._owner_alive(*row):
+                raise RunBusy(f"run {run_id} is being driven by process {row[1]} on {row[0]}")
+            self._db.execute(
+                "UPDATE runs SET owner_host=?, owner_pid=?, lease_until=? WHERE run_id=?",
+                (self._host, self._pid, time.time() + LEASE_SECONDS, run_id),
+            )
+            self._owned.add(run_id)
+
+    def release(self, run_id: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE runs SET owner_host=NULL, owner_pid=NULL, lease_until=NULL"
+                " WHERE run_id=? AND owner_pid=? AND owner_host=?", (run_id, self._pid, self._host))
+            self._owned.discard(run_id)
+
+    def _owner_alive(self, host, pid, lease_until) -> bool:
+        if pid is None:
+            return False
+        if host == self._host:
+            return pid != self._pid and _pid_alive(pid)
+        return lease_until is not None and lease_until > time.time()
+
+    # -- controls from other processes -----------------------------------------
+
+    def request_control(self, run_id: str, action: str, **args) -> None:
+        """Ask the process driving `run_id` to pause, resume, cancel or skip (it polls)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
+                (run_id, action, json.dumps(args), time.time()))
+
+    def take_controls(self, run_id: str) -> list[tuple[str, dict]]:
+        """The control requests waiting for `run_id`, oldest first, marked taken."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, action, args FROM controls WHERE run_id=? AND taken_at IS NULL ORDER BY id",
+                (run_id,)).fetchall()
+            if rows:
+                self._db.execute(
+                    f"UPDATE controls SET taken_at=? WHERE id IN ({','.join('?' * len(rows))})",
+                    (time.time(), *[r[0] for r in rows]))
+        return [(action, json.loads(args)) for _, action, args in rows]
+
+    def owner_alive(self, run_id: str) -> bool:
+        """True if another live process drives `run_id`."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return row is not None and run_id not in self._owned and self._owner_alive(*row)
+
+    # -- reading ---------------------------------------------------------------
+
+    def resolve(self, prefix: str) -> str:
+        """The run id that `prefix` names (an id or a unique prefix of one)."""
+        prefix = prefix.strip()
+        if not prefix:
+            raise InputError("no run id given")
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? ORDER BY run_id LIMIT 3",
+                (prefix, prefix + "\uffff"),
+            ).fetchall()
+        if not rows:
+            raise InputError(f"no run matches {prefix!r}: see 'goalgui runs'")
+        if len(rows) > 1 and rows[0][0] != prefix:
+            raise InputError(f"{prefix!r} matches several runs; give more of the id")
+        return rows[0][0]
+
+    def runs(self) -> list[dict]:
+        """Every run, newest first; an active run whose owner is gone shows as paused."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run_id, objective, strategy, state, stop_reason, started_at, updated_at, tokens, goals,"
+                " owner_host, owner_pid, lease_until, outcome, model FROM runs ORDER BY started_at DESC, run_id"
+            ).fetchall()
+        out = []
+        for r in rows:
+            state, reason = r[3], r[4]
+            if state == RunState.ACTIVE.value and not self._owner_alive(r[9], r[10], r[11]) \
+                    and r[0] not in self._owned:
+                state, reason = RunState.PAUSED.value, "interrupted: the process driving the run ended"
+            out.append({
+                "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,
+                "started_at": r[5], "updated_at": r[6], "tokens": r[7], "goals": r[8],
+                "outcome": r[12], "model": r[13],
+            })
+        return out
+
+    def events(self, run_id: str, *, after: int = 0, upto: int | None = None) -> Iterator[ev.Event]:
+        """The run's events in order (a range of them with `after`/`upto`)."""
+        sql = "SELECT seq, ts, type, data FROM events WHERE run_id=? AND seq>?"
+        args: list = [run_id, after]
+        if upto is not None:
+            sql += " AND seq<=?"
+            args.append(upto)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
+        for seq, ts, type_name, data in rows:
+            yield ev.from_payload(type_name, seq, ts, json.loads(data))
+
+    def load(self, run_id: str, *, upto: int | None = None) -> RunRecord:
+        """Rebuild a run's record by replaying its events (up to event `upto`)."""
+        record = RunRecord.from_events(self.events(run_id, upto=upto))
+        if not record.run_id:
+            raise JournalError(f"no run {run_id}")
+        return record
+
+    def goal_rows(self, run_id: str, parent_id: str | None) -> list[tuple]:
+        """The projection's children of one goal (None: the root), in creation order."""
+        with self._lock:
+            if parent_id is None:
+                cur = self._db.execute(
+                    "SELECT goal_id, parent_id, depth, text, status, tokens, attempts, result_chars FROM goals"
+                    " WHERE run_id=? AND parent_id IS NULL ORDER BY ord", (run_id,))
+            else:
+                cur = self._db.execute(
+                    "SELECT goal_id, parent_id, depth, text, status, tokens, attempts, result_chars FROM goals"
+                    " WHERE run_id=? AND parent_id=? ORDER BY ord", (run_id, parent_id))
+            return cur.fetchall()

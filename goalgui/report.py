@@ -1,0 +1,77 @@
+"""Exports of a run: the JSON report (DESIGN.md's contract) and a readable Markdown report."""
+
+from __future__ import annotations
+
+import time
+
+from .engine import events as ev
+from .engine.record import RunRecord
+
+
+def json_report(record: RunRecord, events=None) -> dict:
+    report = record.report()
+    if events is not None:
+        report["events"] = [{"seq": e.seq, "ts": e.ts, "type": e.type, **ev.payload(e)} for e in events]
+    return report
+
+
+def health(record: RunRecord) -> dict:
+    """The numbers that tell a run's health (seed 000): done:failed leaves, depth, fall-throughs, retries."""
+    leaves = record.leaves()
+    return {
+        "leaves_done": sum(1 for g in leaves if g.status.value == "done"),
+        "leaves_failed": sum(1 for g in leaves if g.status.value == "failed"),
+        "max_depth_reached": record.metrics.max_depth_reached,
+        "depth_limit_hit": any("depth limit" in g.note for g in record.goals.values()),
+        "fell_through": sum(1 for g in record.goals.values() if "executed directly" in g.note),
+        "retries": sum(1 for g in record.goals.values() if g.attempts > 1),
+    }
+
+
+def markdown_report(record: RunRecord) -> str:
+    r = record.report()
+    m = r["metrics"]
+    h = health(record)
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started_at)) if record.started_at else "?"
+    lines = [
+        f"# Run {r['run_id']}",
+        "",
+        f"**Objective:** {r['objective']}",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| strategy | {r['strategy']} |",
+        f"| model | {r['model']} |",
+        f"| state | {r['state']} |",
+        f"| outcome | {r['outcome'] or '-'} |",
+        f"| stop reason | {r['stop_reason'] or '-'} |",
+        f"| started | {started} |",
+        f"| active time | {m['active_seconds']:.1f} s |",
+        f"| tokens | {m['tokens']:,} ({m['tokens_in']:,} in, {m['tokens_out']:,} out"
+        + (f", {m['tokens_estimated']:,} estimated" if m["tokens_estimated"] else "") + ") |",
+        f"| turns / model calls | {m['turns']} / {m['model_calls']} |",
+        f"| goals | {m['goals_created']}, deepest depth {m['max_depth_reached']} |",
+        f"| leaves done : failed | {h['leaves_done']} : {h['leaves_failed']} |",
+        f"| decompositions that fell through | {h['fell_through']} |",
+        f"| retries | {h['retries']} |",
+        "",
+        "## Summary",
+        "",
+        r["summary"] or "(none)",
+        "",
+        "## Tokens by purpose",
+        "",
+    ]
+    for purpose, n in sorted(m["tokens_by_purpose"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"- {purpose}: {n:,}")
+    lines += ["", "## Goals", ""]
+    for g in r["goals"]:
+        indent = "  " * g["depth"]
+        lines.append(f"{indent}- **{g['id']}** [{g['status']}] {g['text']} ({g['tokens']:,} tokens"
+                     + (f", {g['attempts']} attempts" if g["attempts"] > 1 else "") + ")")
+        if g["note"]:
+            lines.append(f"{indent}  - note: {g['note']}")
+        if g["result"]:
+            result = g["result"].replace("\n", " ")
+            lines.append(f"{indent}  - result: {result[:600]}{'...' if len(result) > 600 else ''}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""The terminal face of a headless run: the tree growing line by line, a status line, and questions."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Sequence, TextIO
+
+from .engine import events as ev
+from .engine.confirm import ConfirmationAnswer, ConfirmationRequest
+from .engine.record import RunRecord
+
+_MARK = {"pending": " ", "running": ">", "done": "+", "failed": "x", "skipped": "-", "abandoned": "~"}
+
+
+class TerminalView:
+    """Prints one line per goal event, indented by depth, and keeps a status line."""
+
+    def __init__(self, record: RunRecord, stream: TextIO = sys.stdout):
+        self.record = record
+        self.stream = stream
+        self.live = stream.isatty()
+        self._status_shown = False
+
+    def __call__(self, batch: Sequence[ev.Event]) -> None:
+        out = []
+        goals = self.record.goals
+        for e in batch:
+            t = type(e)
+            if t is ev.GoalAdded:
+                out.append(self._line(e.goal_id, "pending", e.depth, e.text))
+            elif t is ev.GoalChanged and e.status is not None and e.status != "running":
+                g = goals[e.goal_id]
+                out.append(self._line(g.id, e.status, g.depth, g.text, g.tokens))
+            elif t is ev.RunStateChanged:
+                out.append(f"run {e.state}" + (f": {e.reason}" if e.reason else "")
+                           + (f" (outcome: {e.outcome})" if e.outcome else ""))
+            elif t is ev.BudgetNudged:
+                out.append(f"budget {e.budget} past 75% ({e.used:g} of {e.limit:g}): converging")
+            elif t is ev.ConfirmationAsked:
+                out.append(f"waiting for confirmation: {e.kind.replace('_', ' ')}")
+        if not out and not self.live:
+            return
+        text = "".join(line + "\n" for line in out)
+        if self.live:
+            text = "\r\x1b[K" + text + self.status()
+        self.stream.write(text)
+        self.stream.flush()
+
+    def _line(self, goal_id: str, status: str, depth: int, text: str, tokens: int | None = None) -> str:
+        cost = f"  {tokens:,} tok" if tokens else ""
+        short = text if len(text) <= 90 else text[:87] + "..."
+        return f"{'  ' * depth}[{_MARK.get(status, '?')}] {goal_id} {status:<9} {short}{cost}"
+
+    def status(self) -> str:
+        """state, goals N/M, tokens used / budget: the modeline of a run."""
+        rec = self.record
+        m = rec.metrics
+        tokens = f"{m.tokens:,}" + (f"/{rec.limits.tokens:,}" if rec.limits.tokens else "")
+        turns = f"  turns {m.turns}" + (f"/{rec.limits.turns}" if rec.limits.turns else "")
+        return (f"[{rec.state.value}] goals {m.goals_created}/{rec.limits.max_goals}  "
+                f"tokens {tokens}{turns}  {rec.active_seconds(rec.updated_at):.0f}s")
+
+    def close(self) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[K" + self.status() + "\n")
+            self.stream.flush()
+
+
+class TerminalConfirmer:
+    """Asks on the terminal without blocking the event loop (stdin is read with a loop reader)."""
+
+    def __init__(self, stream: TextIO = sys.stderr, stdin: TextIO = sys.stdin):
+        self.stream = stream
+        self.stdin = stdin
+
+    async def _read_line(self) -> str:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[str] = loop.create_future()
+        fd = self.stdin.fileno()
+
+        def ready() -> None:
+            if not done.done():
+                done.set_result(self.stdin.readline())
+
+        loop.add_reader(fd, ready)
+        try:
+            return await done
+        finally:
+            loop.remove_reader(fd)
+
+    async def __call__(self, request: ConfirmationRequest) -> ConfirmationAnswer:
+        p = request.proposal
+        w = self.stream.write
+        if request.kind == "subgoals":
+            w(f"\nThe model wants to split: {p['parent']}\n")
+            for i, text in enumerate(p["subgoals"], 1):
+                w(f"  {i}. {text}\n")
+            w("Approve all [a], decline [d], or the numbers to keep (e.g. '1 3'): ")
+        else:
+            w(f"\nThe model wants to start a goal: {p.get('objective', '')}\n")
+            if p.get("criteria"):
+                w(f"  completion criteria: {p['criteria']}\n")
+            w(f"Approve [a] or decline [d] (mode {request.mode}): ")
+        self.stream.flush()
+        while True:
+            line = await self._read_line()
+            if line == "":  # end of input: nobody will answer
+                return ConfirmationAnswer.abort()
+            answer = line.strip().lower()
+            if answer in ("", "a", "y", "yes", "approve"):
+                return ConfirmationAnswer.approve(request.mode)
+            if answer in ("d", "n", "no", "decline"):
+                return ConfirmationAnswer.decline()
+            if request.kind == "subgoals":
+                try:
+                    keep = sorted({int(x) for x in answer.replace(",", " ").split()})
+                    if keep and all(1 <= k <= len(p["subgoals"]) for k in keep):
+                        return ConfirmationAnswer.approve(request.mode, subgoals=[p["subgoals"][k - 1] for k in keep])
+                except ValueError:
+                    pass
+            w("Please answer a, d" + (" or numbers: " if request.kind == "subgoals" else ": "))
+            self.stream.flush()

@@ -1,0 +1,42 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    """Tests never touch the real home: settings, journal and logs live under tmp."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("GOALGUI_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def journal(tmp_path):
+    from goalgui.journal import Journal
+
+    j = Journal(tmp_path / "journal.sqlite3")
+    yield j
+    j.close()
+
+
+def goalgui_cmd(*args):
+    return [sys.executable, "-m", "goalgui", *args]
+
+
+def cli_env(home: Path) -> dict:
+    env = dict(os.environ)
+    env["GOALGUI_HOME"] = str(home)
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A skipped test is a failure here: tests that need a server or a display run in CI."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and reporter.stats.get("skipped") and exitstatus == 0:
+        session.exitstatus = 1
