@@ -14,7 +14,7 @@ import time
 
 from . import paths
 from .engine.confirm import approve_all, refuse_unattended
-from .engine.lifecycle import InputError, Limits, RunState, parse_duration
+from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
 from .engine.run import Run, check_strategy
 
 EXIT = {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}
@@ -23,6 +23,13 @@ CONTROL_POLL = 0.25  # seconds between looks at control requests from other proc
 DEFAULT_MODEL = "local"
 
 log = logging.getLogger("goalgui")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments get one line, not the whole usage."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
 def _positive(text: str) -> int:
@@ -53,7 +60,7 @@ def _budget_flags(p: argparse.ArgumentParser, with_depth: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="goalgui", description="Watch and steer LLM goal agents.")
+    parser = _Parser(prog="goalgui", description="Watch and steer LLM goal agents.")
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="start a run and drive it here")
     run.add_argument("objective")
@@ -139,9 +146,12 @@ def _confirmer(args):
 def cmd_run(args) -> int:
     from .providers import load_model
 
+    validate_objective(args.objective)
     check_strategy(args.strategy)
     limits = Limits().merged(max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
                              turns=args.turn_budget, seconds=args.time_budget)
+    if args.permission_mode == "plan":
+        raise InputError("permission mode 'plan' is not built yet; use ask, auto-edit or auto")
     model, spec = load_model(args.model or DEFAULT_MODEL)
     with _journal(args) as journal:
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
@@ -288,14 +298,11 @@ def cmd_export(args) -> int:
     with _journal(args) as journal:
         run_id = journal.resolve(args.run)
         if args.format == "md":
-            text = markdown_report(journal.load(run_id))
+            text = markdown_report(journal.view(run_id))
         else:
-            events = list(journal.events(run_id))
-            from .engine.record import RunRecord
-
-            record = RunRecord.from_events(events)
-            text = json.dumps(json_report(record, events if args.events else None), indent=2,
-                              ensure_ascii=False) + "\n"
+            record = journal.view(run_id)
+            events = list(journal.events(run_id)) if args.events else None
+            text = json.dumps(json_report(record, events), indent=2, ensure_ascii=False) + "\n"
     if args.output:
         tmp = f"{args.output}.tmp{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as f:

@@ -168,8 +168,9 @@ class GoalStack:
 
                 run.set_goal(goal, result=result)
                 raise Blocked(f"blocked by model: {result[8:].strip()[:300]}")
+        # attempts count judged executions, so one cut short by a pause or a crash is not one
+        run.set_goal(goal, result=result)
         attempts = goal.attempts + 1
-        run.set_goal(goal, result=result, attempts=attempts)
         reply = await run.call_model(
             "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"], max_tokens=120
         )
@@ -179,13 +180,15 @@ class GoalStack:
             ok, reason = False, "verdict unparseable"
         verdict = f"{'YES' if ok else 'NO'}: {reason}".rstrip(": ")
         if ok:
-            run.set_goal(goal, status=GoalStatus.DONE, verdict=verdict)
+            run.set_goal(goal, status=GoalStatus.DONE, verdict=verdict, attempts=attempts)
             run.memory.save(goal.id, result, goal.text)
         elif attempts < MAX_ATTEMPTS:
-            run.set_goal(goal, status=GoalStatus.PENDING, verdict=verdict, note=_join(goal.note, "verification failed: retrying"))
+            run.set_goal(goal, status=GoalStatus.PENDING, verdict=verdict, attempts=attempts,
+                         note=_join(goal.note, "verification failed: retrying"))
             self.stack.append(goal.id)
         else:
-            run.set_goal(goal, status=GoalStatus.FAILED, verdict=verdict, note=_join(goal.note, "verification failed twice"))
+            run.set_goal(goal, status=GoalStatus.FAILED, verdict=verdict, attempts=attempts,
+                         note=_join(goal.note, "verification failed twice"))
 
     def context_for(self, goal: Goal) -> str:
         """At most two ancestors and the three latest done siblings, each result cut short."""

@@ -305,5 +305,21 @@ class RunRecord:
         self.summary = e.text
 
 
+INTERRUPTED = "interrupted: the process driving the run ended"
+
+
+def interruption(record: RunRecord) -> list[tuple[type[ev.Event], dict]]:
+    """The events that restore a run whose driving process died while it was active:
+    what was running waits to run again, and the run is paused."""
+    if record.state is not RunState.ACTIVE:
+        return []
+    out: list[tuple[type[ev.Event], dict]] = [
+        (ev.GoalChanged, {"goal_id": g.id, "status": GoalStatus.PENDING.value})
+        for g in record.goals.values() if g.status is GoalStatus.RUNNING
+    ]
+    out.append((ev.RunStateChanged, {"state": RunState.PAUSED.value, "reason": INTERRUPTED}))
+    return out
+
+
 def _fmt(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() or value >= 100 else f"{value:.1f}"

@@ -34,7 +34,7 @@ from .lifecycle import (
 )
 from .memory import Embedder, FindingsMemory
 from .model import BadResponse, GoalView, Model, ModelReply, ModelRequest, ProviderError, RateLimited, Usage
-from .record import SETTLED, Goal, GoalStatus, RunRecord
+from .record import SETTLED, Goal, GoalStatus, RunRecord, interruption
 from .recorder import EventSink, Recorder
 
 log = logging.getLogger(__name__)
@@ -157,10 +157,8 @@ class Run:
     def restore(cls, record: RunRecord, model: Model, **kwargs) -> Run:
         """Continue a journaled run. One that was active (its process died) comes back paused."""
         run = cls(record, model, **kwargs)
-        if record.state is RunState.ACTIVE:
-            run._settle_running()
-            run.emit(ev.RunStateChanged, state=RunState.PAUSED.value,
-                     reason="interrupted: the process driving the run ended")
+        for event_type, fields in interruption(record):
+            run.emit(event_type, **fields)
         return run
 
     # -- events --------------------------------------------------------------

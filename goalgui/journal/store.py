@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 
 from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
-from ..engine.record import RunRecord
+from ..engine.record import INTERRUPTED, RunRecord, interruption
 
 SCHEMA_VERSION = 1
 LEASE_SECONDS = 30.0
@@ -295,7 +295,7 @@ class Journal:
             state, reason = r[3], r[4]
             if state == RunState.ACTIVE.value and not self._owner_alive(r[9], r[10], r[11]) \
                     and r[0] not in self._owned:
-                state, reason = RunState.PAUSED.value, "interrupted: the process driving the run ended"
+                state, reason = RunState.PAUSED.value, INTERRUPTED
             out.append({
                 "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,
                 "started_at": r[5], "updated_at": r[6], "tokens": r[7], "goals": r[8],
@@ -320,6 +320,17 @@ class Journal:
         record = RunRecord.from_events(self.events(run_id, upto=upto))
         if not record.run_id:
             raise JournalError(f"no run {run_id}")
+        return record
+
+    def view(self, run_id: str) -> RunRecord:
+        """The run as a person should see it: one whose driving process is gone shows paused
+        (the restore is only recorded by whoever resumes it)."""
+        record = self.load(run_id)
+        if record.state is RunState.ACTIVE and not self.owner_alive(run_id) and run_id not in self._owned:
+            seq, ts = record.last_seq, record.updated_at
+            for event_type, fields in interruption(record):
+                seq += 1
+                record.apply(event_type(seq=seq, ts=ts, **fields))
         return record
 
     def goal_rows(self, run_id: str, parent_id: str | None) -> list[tuple]:

@@ -35,7 +35,7 @@ def load_python_model(target: str):
         obj = getattr(module, attr)
     except AttributeError:
         raise InputError(f"{where} has no attribute {attr}") from None
-    if not callable(getattr(obj, "complete", None)):
+    if inspect.isclass(obj) or not callable(getattr(obj, "complete", None)):
         try:
             obj = obj()
         except Exception as exc:

@@ -1,0 +1,165 @@
+"""The goalgui command, run as a user would: a real process, a real journal, exit codes."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .conftest import ROOT, cli_env, goalgui_cmd
+
+FAST = {
+    "rules": [
+        {"purpose": "actionable", "depth": 0, "reply": "NO"},
+        {"purpose": "decompose", "reply": ["Find the first fact", "Find the second fact", "Draft the answer"]},
+    ],
+    "defaults": {"actionable": "YES", "execute": "a concrete result", "verify": "YES", "summarize": "all done"},
+}
+
+
+@pytest.fixture
+def cli(tmp_path):
+    home = tmp_path / "home"
+    script = tmp_path / "fast.json"
+    script.write_text(json.dumps(FAST))
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({**FAST, "latency": 30}))
+
+    def run(*args, timeout=120, input=None):
+        return subprocess.run(goalgui_cmd(*args), cwd=tmp_path, env=cli_env(home), capture_output=True,
+                              text=True, timeout=timeout, input=input)
+
+    run.fast, run.slow, run.home, run.tmp = f"scripted:{script}", f"scripted:{slow}", home, tmp_path
+    return run
+
+
+REPORT_KEYS = {"run_id", "objective", "strategy", "model", "state", "outcome", "stop_reason", "summary", "metrics", "goals"}
+METRIC_KEYS = {"tokens_in", "tokens_out", "tokens", "tokens_by_purpose", "tokens_estimated", "turns",
+               "model_calls", "active_seconds", "goals_created", "max_depth_reached"}
+GOAL_KEYS = {"id", "parent_id", "depth", "text", "status", "tokens", "attempts", "result", "note"}
+
+
+def test_rehearsal_reproduces_the_meal_kit_run(cli):
+    out = cli("run", "Produce a market analysis of UK meal-kit services with a pricing recommendation",
+              "--model", "scripted:rehearsal", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report) == REPORT_KEYS and set(report["metrics"]) == METRIC_KEYS
+    assert all(set(g) == GOAL_KEYS for g in report["goals"])
+    assert report["state"] == "complete" and report["outcome"] == "done" and report["stop_reason"] is None
+    texts = [g["text"] for g in report["goals"]]
+    assert "List the top 5 UK meal-kit services by market share" in texts
+    assert "Find Mindful Chef per-portion price" in texts
+    compare = next(g for g in report["goals"] if g["text"].startswith("Compare"))
+    assert "4.386" in compare["result"] and "1.54x" in compare["result"]
+    assert report["metrics"]["max_depth_reached"] == 2
+    assert "g1" in out.stderr and "[+]" in out.stderr  # the live tree went to stderr
+
+
+def test_bad_input_is_one_clear_line_and_exit_2(cli):
+    cases = [
+        (("run", ""), "objective is empty"),
+        (("run", "x" * 5000), "limit is 4000"),
+        (("run", "ok", "--time-budget", "0s"), "between 1 s and 24 h"),
+        (("run", "ok", "--time-budget", "soon"), "bad time budget"),
+        (("run", "ok", "--token-budget", "0"), "token budget 0 is out of range"),
+        (("run", "ok", "--strategy", "plan"), "not built yet"),
+        (("run", "ok", "--model", "local"), "not built yet"),
+        (("run", "ok", "--model", "scripted:/nope.json"), "no script file"),
+        (("run", "ok", "--permission-mode", "plan", "--model", "scripted:rehearsal"), "not built yet"),
+        (("resume", "nosuchrun"), "no run matches"),
+    ]
+    for args, message in cases:
+        out = cli(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_blocked_run_exits_3_and_resume_with_a_raised_budget_completes(cli):
+    out = cli("run", "Answer the question", "--model", cli.fast, "--max-goals", "2", "--json")
+    assert out.returncode == 3, out.stderr
+    report = json.loads(out.stdout)
+    assert report["state"] == "blocked" and report["stop_reason"].startswith("budget: goals")
+    out = cli("resume", report["run_id"][:6], "--max-goals", "10", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["outcome"] == "done"
+
+
+def test_ctrl_c_pauses_within_a_second_and_resume_finishes(cli):
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.slow), cwd=cli.tmp,
+                          env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        first = proc.stdout.readline()
+        assert first.startswith("run "), first
+        run_id = first.split()[1].rstrip(":")
+        time.sleep(0.3)  # let the first model call begin
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+        elapsed = time.monotonic() - t0
+        stderr = proc.stderr.read()
+    assert elapsed < 1.5
+    assert proc.returncode == 6, stderr
+    assert f"goalgui resume {run_id}" in stderr
+    listed = json.loads(cli("runs", "--json").stdout)
+    assert listed[0]["state"] == "paused" and listed[0]["stop_reason"] == "interrupted: Ctrl+C"
+    out = cli("resume", run_id, "--model", cli.fast, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["state"] == "complete"
+
+
+def test_runs_export_and_cancel(cli):
+    done = json.loads(cli("run", "Answer the question", "--model", cli.fast, "--json").stdout)
+    blocked = json.loads(cli("run", "Another question", "--model", cli.fast, "--turn-budget", "1", "--json").stdout)
+    listed = json.loads(cli("runs", "--json").stdout)
+    assert [r["run_id"] for r in listed] == [blocked["run_id"], done["run_id"]]
+    assert set(listed[0]) == {"run_id", "objective", "strategy", "state", "stop_reason", "started_at",
+                              "updated_at", "tokens", "goals"}
+    text = cli("runs").stdout
+    assert done["run_id"] in text and "budget: turns" in text
+
+    exported = json.loads(cli("export", done["run_id"]).stdout)
+    assert exported["goals"] == done["goals"] and exported["metrics"]["tokens"] == done["metrics"]["tokens"]
+    with_events = json.loads(cli("export", done["run_id"], "--events").stdout)
+    assert with_events["events"][0]["type"] == "run_started"
+    md = cli("export", done["run_id"], "--format", "md", "-o", "report.md")
+    assert md.returncode == 0 and md.stdout == ""
+    assert "## Goals" in (cli.tmp / "report.md").read_text()
+
+    out = cli("cancel", blocked["run_id"])
+    assert out.returncode == 0, out.stderr
+    assert json.loads(cli("runs", "--json").stdout)[0]["state"] == "cancelled"
+    out = cli("resume", blocked["run_id"])
+    assert out.returncode == 2 and "cancelled" in out.stderr
+    assert cli("cancel", done["run_id"]).returncode == 2
+
+
+def test_ask_mode_without_a_terminal_pauses_instead_of_hanging(cli):
+    out = cli("run", "Answer the question", "--model", cli.fast, "--permission-mode", "ask", "--json", input="")
+    assert out.returncode == 6, out.stderr
+    report = json.loads(out.stdout)
+    assert report["stop_reason"].startswith("needs confirmation")
+    out = cli("resume", report["run_id"], "--yes", "--json")
+    assert out.returncode == 0, out.stderr
+
+
+def test_python_plugin_model(cli):
+    plugin = cli.tmp / "mymodel.py"
+    plugin.write_text(
+        "from goalgui.engine import ModelReply, Usage\n"
+        "class Echo:\n"
+        "    async def complete(self, request):\n"
+        "        if request.purpose in ('actionable', 'verify'):\n"
+        "            return ModelReply('YES', usage=Usage(3, 1))\n"
+        "        return ModelReply('did it', usage=Usage(3, 2))\n"
+    )
+    out = cli("run", "Answer the question", "--model", "python:mymodel.py:Echo", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["model"] == f"python:{plugin}:Echo"  # stored absolute so resume can load it
+    assert report["metrics"]["tokens_estimated"] == 0
+    out = cli("run", "Answer", "--model", "python:mymodel.py:Nope")
+    assert out.returncode == 2 and "has no attribute Nope" in out.stderr

@@ -1,0 +1,117 @@
+"""The SQLite journal: durable batches, projections, restore, listing, ownership."""
+
+import sqlite3
+
+import pytest
+
+from goalgui.engine import Limits, Run, RunState
+from goalgui.engine.lifecycle import InputError
+from goalgui.journal import Journal, JournalError, RunBusy
+
+from .models import FunctionModel, well_behaved
+
+
+async def finished_run(journal, width=2):
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r, width=width)), sink=journal)
+    await run.drive()
+    return run
+
+
+def test_schema_is_versioned_and_in_wal_mode(tmp_path):
+    path = tmp_path / "j.sqlite3"
+    Journal(path).close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.execute("PRAGMA user_version=99")
+    db.commit()
+    db.close()
+    with pytest.raises(JournalError, match="newer goalgui"):
+        Journal(path)
+
+
+async def test_events_are_committed_before_subscribers_see_them(journal):
+    seen = []
+
+    def subscriber(batch):
+        stored = {e.seq for e in journal.events(batch[0] and run.run_id)}
+        seen.append(all(e.seq in stored for e in batch))
+
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r)), sink=journal)
+    run.subscribe(subscriber)
+    await run.drive()
+    assert seen and all(seen)
+
+
+async def test_projections_match_the_replayed_run(journal):
+    run = await finished_run(journal, width=3)
+    rows = journal.goal_rows(run.run_id, None)
+    assert [r[0] for r in rows] == ["g1"]
+    children = journal.goal_rows(run.run_id, "g1")
+    assert [r[0] for r in children] == ["g2", "g3", "g4"]
+    for goal_id, _parent, depth, text, status, tokens, attempts, result_chars in children:
+        goal = run.record.goals[goal_id]
+        assert (depth, text, status, tokens, attempts, result_chars) == (
+            goal.depth, goal.text, goal.status.value, goal.tokens, goal.attempts, len(goal.result))
+    listed = journal.runs()[0]
+    assert listed["state"] == "complete" and listed["goals"] == 4
+    assert listed["tokens"] == run.record.metrics.tokens
+
+
+async def test_listing_and_prefixes(journal):
+    for run_id in ("abc111", "abc222"):
+        run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r)), sink=journal, run_id=run_id)
+        await run.drive()
+    assert [r["run_id"] for r in journal.runs()] == ["abc222", "abc111"]  # newest first
+    assert journal.resolve("abc1") == "abc111"
+    assert journal.resolve("abc222") == "abc222"
+    with pytest.raises(InputError, match="no run matches"):
+        journal.resolve("zzzz")
+    with pytest.raises(InputError, match="several runs"):
+        journal.resolve("abc")
+
+
+async def test_an_orphaned_active_run_is_listed_paused_and_restored_paused(tmp_path):
+    path = tmp_path / "j.sqlite3"
+    first = Journal(path)
+    model = FunctionModel(lambda r: well_behaved(r), delay=10)
+    run = Run.create("Write a report", model, sink=first)
+    run.recorder.flush()
+    # the process "dies": its lease is someone else's now, and that pid is gone
+    first._db.execute("UPDATE runs SET owner_pid=999999999 WHERE run_id=?", (run.run_id,))
+    first._owned.clear()
+    second = Journal(path)
+    listed = second.runs()[0]
+    assert listed["state"] == "paused" and listed["stop_reason"].startswith("interrupted")
+    record = second.load(run.run_id)
+    assert record.state is RunState.ACTIVE
+    second.claim(run.run_id)
+    restored = Run.restore(record, FunctionModel(lambda r: well_behaved(r)), sink=second)
+    assert restored.state is RunState.PAUSED
+    restored.resume()
+    assert await restored.drive() is RunState.COMPLETE
+    assert second.runs()[0]["state"] == "complete"
+    first.close()
+    second.close()
+
+
+async def test_a_live_owner_keeps_the_run(tmp_path):
+    path = tmp_path / "j.sqlite3"
+    first, second = Journal(path), Journal(path)
+    run = Run.create("Write a report", FunctionModel(lambda r: "x"), sink=first)
+    run.recorder.flush()
+    second._pid = second._pid + 1  # a different process on this host; the first one is alive
+    with pytest.raises(RunBusy):
+        second.claim(run.run_id)
+    first.close()
+    second.close()
+
+
+async def test_a_failed_write_stops_publication(journal):
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r)), sink=journal)
+    seen = []
+    run.subscribe(seen.append)
+    journal._db.execute("DROP TABLE goals")
+    with pytest.raises(sqlite3.OperationalError):
+        await run.drive()
+    assert not seen
