@@ -31,6 +31,8 @@ class HashingEmbedder:
 
     Word-level features keep a one-word difference ("UK" / "US") far enough apart
     to stay below the reuse threshold, while true restatements score near 1.
+    Numbers weigh more (they name things: "part 3", "2024", "3.99") and stop
+    words less, so "part 2 of X" is not mistaken for "part 3 of X".
     """
 
     def __init__(self, dimension: int = 512):
@@ -50,11 +52,25 @@ class HashingEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             words = _TOKEN.findall(text.lower())
-            for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
-                out[row, self._bucket(feature)] += 1.0
+            for word in words:
+                out[row, self._bucket(word)] += _weight(word)
+            for a, b in zip(words, words[1:]):
+                out[row, self._bucket(a + " " + b)] += min(_weight(a), _weight(b))
+            # numbers in their order: "part 0 of part 1" is not "part 1 of part 0"
+            for i, number in enumerate(w for w in words if w.isdigit()):
+                out[row, self._bucket(f"#{i}:{number}")] += 3.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+_STOP = frozenset("a an and are as at be by for from in is it of on or the this that to with".split())
+
+
+def _weight(word: str) -> float:
+    if word.isdigit():
+        return 3.0
+    return 0.3 if word in _STOP else 1.0
 
 
 @dataclass(frozen=True)

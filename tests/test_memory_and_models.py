@@ -1,0 +1,145 @@
+"""Findings memory, context bundle, reply parsing, and the scripted and Python-plugin models."""
+
+import json
+
+import numpy as np
+import pytest
+
+from goalgui.engine import GoalView, InputError, ModelRequest, RateLimited, Run
+from goalgui.engine.memory import FindingsMemory, HashingEmbedder
+from goalgui.engine.parsing import Unparseable, string_list, yes_no
+from goalgui.providers import ScriptedModel, load_model
+from goalgui.providers.scripted import ScriptError
+
+from .models import FunctionModel, well_behaved
+
+
+def test_reuse_only_above_the_high_threshold():
+    memory = FindingsMemory()
+    memory.save("g1", "£3.99", "Find HelloFresh per-portion price")
+    memory.save("g2", "1.6bn", "Find the UK meal-kit market size")
+    assert memory.reusable("Find the UK meal-kit market size.").key == "g2"
+    assert memory.reusable("Find the US meal-kit market size") is None
+    assert memory.reusable("Find Gousto per-portion price") is None
+    top = memory.search("Find Gousto per-portion price", k=2)
+    assert top[0].key == "g1" and top[0].score < 0.92
+
+
+def test_memory_grows_past_its_first_block_and_search_is_one_matrix_product():
+    memory = FindingsMemory(HashingEmbedder(dimension=64))
+    for i in range(300):
+        memory.save(f"g{i}", f"result {i}", f"Find fact number {i} about topic {i * 7}")
+    assert len(memory) == 300
+    assert memory.reusable("Find fact number 123 about topic 861").key == "g123"
+    vectors = HashingEmbedder(64).embed(["a b", ""])
+    assert np.allclose(np.linalg.norm(vectors[0]), 1) and not vectors[1].any()
+
+
+async def test_reused_finding_skips_execution():
+    def same_text(request):
+        text = request.goal.text
+        if request.purpose == "actionable":
+            return "NO" if text in ("Write a report", "Compare market shares") else "YES"
+        if request.purpose == "decompose":
+            if text == "Write a report":
+                return ["Find the market size", "Compare market shares"]
+            return ["Find the market size.", "Compute the shares"]
+        return well_behaved(request)
+
+    model = FunctionModel(same_text)
+    run = Run.create("Write a report", model)
+    await run.drive()
+    goals = {g.text: g for g in run.record.goals.values()}
+    executed = [c.goal.text for c in model.calls if c.purpose == "execute"]
+    assert executed == ["Find the market size", "Compute the shares"]
+    reused = goals["Find the market size."]
+    assert "reused finding of g2" in reused.note and reused.result == goals["Find the market size"].result
+    assert reused.status.value == "done"
+
+
+async def test_context_bundle_has_two_ancestors_and_three_latest_siblings():
+    model = FunctionModel(lambda r: well_behaved(r, width=4, leaf_depth=2))
+    run = Run.create("Write a report", model)
+    await run.drive()
+    last_leaf = [c for c in model.calls if c.purpose == "execute"][-1]
+    context = last_leaf.messages[-1]["content"]
+    assert context.count("[Find part 3 of Write a report]") == 1  # its parent
+    assert context.count("[Write a report]") == 1  # its grandparent
+    assert "Find part 0 of Find part 3" in context and "Find part 2 of Find part 3" in context
+    assert len([c for c in model.calls if c.purpose == "execute"]) == 16
+
+
+def test_reply_parsers_tolerate_text_around_json():
+    assert yes_no("YES, easily") == (True, "easily")
+    assert yes_no('Sure: {"answer": "NO", "reason": "too big"} thanks') == (False, "too big")
+    assert string_list('Here you go:\n["a", "b"]\nDone') == ["a", "b"]
+    assert string_list('{"subgoals": ["x"]}') == ["x"]
+    for bad in ("maybe", ""):
+        with pytest.raises(Unparseable):
+            yes_no(bad)
+    for bad in ("no list here", "[1, 2]", "[", '{"other": 1}'):
+        with pytest.raises(Unparseable):
+            string_list(bad)
+
+
+def request(purpose, text="Find it", depth=1):
+    return ModelRequest(purpose, [{"role": "user", "content": "x" * 40}], GoalView("g1", None, depth, text))
+
+
+async def test_scripted_rules_cycle_and_count_tokens_deterministically():
+    model = ScriptedModel({
+        "rules": [
+            {"purpose": "execute", "match": "special", "reply": {"k": 1}, "usage": [100, 7]},
+            {"purpose": "execute", "replies": ["one", "two"]},
+            {"purpose": "verify", "error": "rate_limited", "retry_after": 12, "times": 1},
+        ],
+        "defaults": {"verify": "YES"},
+    })
+    assert (await model.complete(request("execute", "A special goal"))).text == json.dumps({"k": 1})
+    assert (await model.complete(request("execute", "A special goal"))).usage.input_tokens == 100
+    texts = [(await model.complete(request("execute"))).text for _ in range(3)]
+    assert texts == ["one", "two", "one"]
+    usage = (await model.complete(request("execute"))).usage
+    assert (usage.input_tokens, usage.output_tokens) == (10, 1)
+    with pytest.raises(RateLimited) as caught:
+        await model.complete(request("verify"))
+    assert caught.value.retry_after == 12
+    assert (await model.complete(request("verify"))).text == "YES"
+
+
+def test_bad_scripts_are_refused_clearly(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ScriptError, match="cannot read script"):
+        load_model(f"scripted:{bad}")
+    with pytest.raises(ScriptError, match="unknown keys"):
+        ScriptedModel({"rules": [{"purpose": "execute", "answer": "x"}]})
+    with pytest.raises(ScriptError, match="no shipped script"):
+        load_model("scripted:nope")
+    with pytest.raises(InputError, match="unknown model spec"):
+        load_model("gpt5")
+
+
+def test_the_rehearsal_ships_in_the_package():
+    model, spec = load_model("scripted:rehearsal")
+    assert spec == "scripted:rehearsal" and model.name == "rehearsal"
+
+
+def test_python_plugins_by_module_and_callable(tmp_path, monkeypatch):
+    (tmp_path / "plugmod.py").write_text(
+        "from goalgui.engine import ModelReply\n"
+        "class M:\n"
+        "    def __init__(self): self.name = 'custom'\n"
+        "    async def complete(self, request): return ModelReply('x')\n"
+        "def make(): return M()\n"
+        "instance = M()\n"
+        "not_a_model = 3\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for attr in ("M", "make", "instance"):
+        model, spec = load_model(f"python:plugmod:{attr}")
+        assert model.name == "custom" and spec == f"python:plugmod:{attr}"
+    with pytest.raises(InputError, match="not a model|failed"):
+        load_model("python:plugmod:not_a_model")
+    with pytest.raises(InputError, match="cannot import"):
+        load_model("python:no_such_module_here:M")
