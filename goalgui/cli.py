@@ -188,6 +188,7 @@ def _drive(run: Run, journal, args) -> int:
     try:
         state = asyncio.run(_drive_async(run, journal))
     finally:
+        run.close()
         view.close()
         journal.release(run.run_id)
     report = run.report()
@@ -258,6 +259,7 @@ def cmd_cancel(args) -> int:
         journal.claim(run_id)
         run = Run.restore(record, _NoModel(), sink=journal)
         run.cancel()
+        run.close()
         journal.release(run_id)
         print(f"run {run_id} cancelled")
         return 0

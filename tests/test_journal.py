@@ -76,7 +76,7 @@ async def test_an_orphaned_active_run_is_listed_paused_and_restored_paused(tmp_p
     first = Journal(path)
     model = FunctionModel(lambda r: well_behaved(r), delay=10)
     run = Run.create("Write a report", model, sink=first)
-    run.recorder.flush()
+    run.recorder.commit()
     # the process "dies": its lease is someone else's now, and that pid is gone
     first._db.execute("UPDATE runs SET owner_pid=999999999 WHERE run_id=?", (run.run_id,))
     first._owned.clear()
@@ -99,7 +99,7 @@ async def test_a_live_owner_keeps_the_run(tmp_path):
     path = tmp_path / "j.sqlite3"
     first, second = Journal(path), Journal(path)
     run = Run.create("Write a report", FunctionModel(lambda r: "x"), sink=first)
-    run.recorder.flush()
+    run.recorder.commit()
     second._pid = second._pid + 1  # a different process on this host; the first one is alive
     with pytest.raises(RunBusy):
         second.claim(run.run_id)
@@ -115,3 +115,17 @@ async def test_a_failed_write_stops_publication(journal):
     with pytest.raises(sqlite3.OperationalError):
         await run.drive()
     assert not seen
+
+
+async def test_replayed_model_calls_carry_the_messages_sent(journal):
+    model = FunctionModel(lambda r: well_behaved(r, width=2))
+    run = Run.create("Write a report", model, sink=journal)
+    await run.drive()
+    calls = [e for e in journal.events(run.run_id) if e.type == "model_called"]
+    assert [c.messages for c in calls] == [r.messages for r in model.calls]
+    # each fixed instruction text is stored once, however many calls used it
+    stored = journal._db.execute("SELECT count(*) FROM texts").fetchone()[0]
+    assert stored == len({r.messages[0]["content"] for r in model.calls})
+    fresh = Journal(journal.path)
+    assert [e.messages for e in fresh.events(run.run_id) if e.type == "model_called"] == [c.messages for c in calls]
+    fresh.close()

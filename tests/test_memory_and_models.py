@@ -143,3 +143,19 @@ def test_python_plugins_by_module_and_callable(tmp_path, monkeypatch):
         load_model("python:plugmod:not_a_model")
     with pytest.raises(InputError, match="cannot import"):
         load_model("python:no_such_module_here:M")
+
+
+def test_a_dense_embedder_is_searched_with_the_whole_matrix():
+    class Dense:
+        dimension = 3
+
+        def embed(self, texts):
+            table = {"a": [1, 0, 0], "b": [0, 1, 0], "ab": [0.6, 0.8, 0]}
+            return np.array([table[t] for t in texts], dtype=np.float32)
+
+    memory = FindingsMemory(Dense())
+    memory.save("g1", "A", "a")
+    memory.save("g2", "B", "b")
+    hits = memory.search("ab", k=2)
+    assert [h.key for h in hits] == ["g2", "g1"] and hits[0].score == pytest.approx(0.8)
+    assert memory.reusable("a").key == "g1" and memory.reusable("ab") is None

@@ -49,7 +49,7 @@ class RunStateChanged(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted(Event):
-    """One unit of work began (in the goal stack: one goal taken off the stack)."""
+    """One unit of work began (in the goal stack: one goal taken off the stack); its goal is running."""
 
     type: ClassVar[str] = "turn_started"
     goal_id: str | None

@@ -60,36 +60,34 @@ class GoalStack:
         rec = run.record
         goal = rec.goals[self.stack.pop()]
         self.current_goal_id = goal.id
+        # the judgement and notes ride on the goal's next change: fewer events per goal
+        notes: list[str] = []
         try:
-            from .events import TurnStarted
-
-            run.emit(TurnStarted, goal_id=goal.id)
-            run.mark_running(goal)
+            run.begin_turn(goal)
             if goal.actionable is not None:
                 actionable = goal.actionable
             elif goal.depth >= rec.limits.max_depth:
                 actionable = True
-                run.set_goal(goal, actionable=True, note=_join(goal.note, f"depth limit {rec.limits.max_depth}: executed"))
+                notes.append(f"depth limit {rec.limits.max_depth}: executed")
             else:
-                actionable = await self._judge(goal)
+                actionable = await self._judge(goal, notes)
             if actionable:
-                await self._execute_and_verify(goal)
+                await self._execute_and_verify(goal, actionable, notes)
             else:
                 subgoals, note = await self._decompose(goal)
+                if note:
+                    notes.append(note)
                 if subgoals:
                     children = [run.add_goal(goal, text) for text in subgoals]
-                    if note:
-                        run.set_goal(goal, note=_join(goal.note, note))
+                    run.set_goal(goal, **_fold(goal, False, notes))
                     self.stack.extend(child.id for child in reversed(children))
                 else:
-                    if note:
-                        run.set_goal(goal, note=_join(goal.note, note))
-                    await self._execute_and_verify(goal)
+                    await self._execute_and_verify(goal, False, notes)
             run.settle_parents(goal)
         finally:
             self.current_goal_id = None
 
-    async def _judge(self, goal: Goal) -> bool:
+    async def _judge(self, goal: Goal, notes: list[str]) -> bool:
         run = self.run
         reply = await run.call_model(
             "actionable",
@@ -101,9 +99,8 @@ class GoalStack:
         try:
             answer, _reason = yes_no(reply.text)
         except Unparseable:
-            run.set_goal(goal, actionable=False, note=_join(goal.note, "actionable judgement unparseable: taken as NO"))
+            notes.append("actionable judgement unparseable: taken as NO")
             return False
-        run.set_goal(goal, actionable=answer)
         return answer
 
     async def _decompose(self, goal: Goal) -> tuple[list[str], str]:
@@ -148,28 +145,29 @@ class GoalStack:
             notes.append("no usable sub-goals: executed directly")
         return subgoals, "; ".join(notes)
 
-    async def _execute_and_verify(self, goal: Goal) -> None:
+    async def _execute_and_verify(self, goal: Goal, actionable: bool, notes: list[str]) -> None:
         run = self.run
         rec = run.record
-        prior = run.memory.reusable(goal.text)
+        related = run.memory.search(goal.text, k=3)
+        prior = related[0] if related and related[0].score >= run.memory.threshold else None
         if prior is not None and prior.key != goal.id:
             result = prior.text
-            run.set_goal(goal, note=_join(goal.note, f"reused finding of {prior.key} (similarity {prior.score:.2f})"))
+            notes.append(f"reused finding of {prior.key} (similarity {prior.score:.2f})")
         else:
-            notes = [f"[{f.tag}] {f.text[:200]}" for f in run.memory.search(goal.text, k=3)]
+            findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
             reply = await run.call_model(
                 "execute",
-                prompts.execute(rec.objective, goal.text, self.context_for(goal), notes, rec.converging()),
+                prompts.execute(rec.objective, goal.text, self.context_for(goal), findings, rec.converging()),
                 goal,
             )
             result = reply.text.strip()
             if result.upper().startswith("BLOCKED:"):
                 from .run import Blocked
 
-                run.set_goal(goal, result=result)
+                run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
                 raise Blocked(f"blocked by model: {result[8:].strip()[:300]}")
         # attempts count judged executions, so one cut short by a pause or a crash is not one
-        run.set_goal(goal, result=result)
+        run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
         attempts = goal.attempts + 1
         reply = await run.call_model(
             "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"], max_tokens=120
@@ -206,6 +204,17 @@ class GoalStack:
             ][-3:]
             parts.extend(f"[{s.text}]\n{s.result[:RESULT_CUT]}" for s in done)
         return "\n\n".join(parts) if parts else "(no prior results)"
+
+
+def _fold(goal: Goal, actionable: bool, notes: list[str]) -> dict:
+    """The judgement and notes of this turn, as fields of the goal's next change."""
+    fields: dict = {}
+    if goal.actionable is not actionable:
+        fields["actionable"] = actionable
+    if notes:
+        fields["note"] = _join(goal.note, "; ".join(notes))
+        notes.clear()
+    return fields
 
 
 def _join(note: str, extra: str) -> str:

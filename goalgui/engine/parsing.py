@@ -9,13 +9,16 @@ _WORD = re.compile(r"[A-Za-z]+")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+_DECODER = json.JSONDecoder()
+
+
 class Unparseable(ValueError):
     """The reply has no answer of the expected shape."""
 
 
 def _json_values(text: str):
     """Every JSON value embedded in `text` that starts at a '[' or '{', outermost first."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     i = 0
     while True:
         starts = [p for p in (text.find("[", i), text.find("{", i)) if p != -1]

@@ -60,64 +60,75 @@ def data(label: str, text: str) -> str:
     return f'<data name="{label}">\n{safe}\n</data>'
 
 
-def _messages(user: str, converging: bool) -> list[dict]:
+def _messages(task: str, user: str, converging: bool) -> list[dict]:
+    """The system message holds the fixed instructions of a purpose (the same on every call, so
+    providers can cache it and the journal stores it once); the user message holds the data."""
     return [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": f"{SYSTEM}\n\n{task}"},
         {"role": "user", "content": f"{user}\n\n{CONVERGE if converging else STEADY}"},
     ]
+
+
+ACTIONABLE = (
+    "Judge whether the goal can be completed with one or two tool calls and a short write-up. "
+    "Answer YES or NO, then one clause of justification."
+)
+DECOMPOSE = (
+    "Break the parent goal into 2-4 sub-goals. Rules:\n"
+    "- each sub-goal is strictly narrower than the parent\n"
+    f"- each starts with a concrete verb: {VERBS}\n"
+    "- none starts with Research, Explore or Investigate\n"
+    "- together they fully cover the parent, in the order they must be done\n"
+    "Return a JSON array of strings and nothing else."
+)
+EXECUTE = (
+    "Complete the goal concretely. Produce the actual artefact (text, list, numbers), not a "
+    "description of what you would do. Use the prior results; do not redo them. If the goal truly "
+    "cannot be done without outside input, start your reply with BLOCKED: and say what is needed."
+)
+VERIFY = (
+    "Decide whether the output actually satisfies the goal. Check any numbers. Reply YES or NO, "
+    "then one clause of justification."
+)
+SUMMARIZE = (
+    "Write a brief wrap-up of the run: what was accomplished and verified, what is missing, and, "
+    "if the run stopped early, what is needed to continue."
+)
 
 
 def actionable(objective: str, goal: str, tools: list[str], converging: bool) -> list[dict]:
     names = ", ".join(tools) if tools else "none (text answers only)"
     return _messages(
-        f"{data('objective', objective)}\n{data('goal', goal)}\nTools available: {names}\n\n"
-        "Can this goal be completed with one or two tool calls and a short write-up? "
-        "Answer YES or NO, then one clause of justification.",
-        converging,
+        ACTIONABLE, f"{data('objective', objective)}\n{data('goal', goal)}\nTools available: {names}", converging
     )
 
 
 def decompose(objective: str, goal: str, context: str, converging: bool) -> list[dict]:
     return _messages(
-        f"{data('objective', objective)}\n{data('parent goal', goal)}\n"
-        f"{data('prior results', context)}\n\n"
-        "Break the parent goal into 2-4 sub-goals. Rules:\n"
-        "- each sub-goal is strictly narrower than the parent\n"
-        f"- each starts with a concrete verb: {VERBS}\n"
-        "- none starts with Research, Explore or Investigate\n"
-        "- together they fully cover the parent, in the order they must be done\n"
-        "Return a JSON array of strings and nothing else.",
+        DECOMPOSE,
+        f"{data('objective', objective)}\n{data('parent goal', goal)}\n{data('prior results', context)}",
         converging,
     )
 
 
 def execute(objective: str, goal: str, context: str, notes: list[str], converging: bool) -> list[dict]:
-    notes_block = data("related findings", "\n".join(notes)) + "\n" if notes else ""
+    notes_block = "\n" + data("related findings", "\n".join(notes)) if notes else ""
     return _messages(
-        f"{data('objective', objective)}\n{data('goal', goal)}\n{data('prior results', context)}\n"
-        f"{notes_block}\n"
-        "Complete this goal concretely. Produce the actual artefact (text, list, numbers), "
-        "not a description of what you would do. If it truly cannot be done without "
-        "outside input, start your reply with BLOCKED: and say what is needed.",
+        EXECUTE,
+        f"{data('objective', objective)}\n{data('goal', goal)}\n{data('prior results', context)}{notes_block}",
         converging,
     )
 
 
 def verify(goal: str, output: str) -> list[dict]:
-    return _messages(
-        f"{data('goal', goal)}\n{data('output', output[:1500])}\n\n"
-        "Does the output actually satisfy the goal? Check any numbers. Reply YES or NO, "
-        "then one clause of justification.",
-        False,
-    )
+    return _messages(VERIFY, f"{data('goal', goal)}\n{data('output', output[:1500])}", False)
 
 
 def summarize(objective: str, state: str, reason: str | None, lines: list[str], metrics: str) -> list[dict]:
     why = f" ({reason})" if reason else ""
     return _messages(
+        SUMMARIZE,
         f"{data('objective', objective)}\n{data('goal results', chr(10).join(lines))}\n\n"
-        f"The run is {state}{why}. Metrics: {metrics}.\n"
-        "Write a brief wrap-up: what was accomplished and verified, what is missing, "
-        "and, if the run stopped early, what is needed to continue.",
+        f"The run is {state}{why}. Metrics: {metrics}.",
         False,
     )

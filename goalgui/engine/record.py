@@ -238,6 +238,10 @@ class RunRecord:
 
     def _turn_started(self, e: ev.TurnStarted) -> None:
         self.metrics.turns += 1
+        if e.goal_id is not None:
+            goal = self.goals[e.goal_id]
+            goal.status = GoalStatus.RUNNING
+            goal.updated_at = e.ts
 
     def _goal_added(self, e: ev.GoalAdded) -> None:
         goal = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts)

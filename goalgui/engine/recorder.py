@@ -1,9 +1,15 @@
 """Emits events: applies each to the run's record at once, commits them in batches, then publishes.
 
-Events emitted during one turn of the event loop are written to the sink (the
-journal) in one transaction by a flush scheduled with `call_soon`; only after
-the commit do subscribers see them. A fast model thus costs one transaction per
-loop turn, and a slow one shows its progress before the call returns.
+Events are written to the sink (the journal) in one transaction by a flush
+scheduled on the event loop; only after the commit do subscribers see them.
+The flush runs at the next loop turn, but no sooner than BATCH_SECONDS after
+the previous one: a slow model's progress shows at once, while a fast model
+that emits tens of thousands of events a second costs about fifty
+transactions a second, not one per event or per step.
+
+The write is synchronous on the loop's thread. A writer thread was measured
+and lost: SQLite binds every row holding the GIL, so the two threads convoyed
+and both ran slower (benchmarks/engine_bench.py).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from .record import RunRecord
 log = logging.getLogger(__name__)
 
 Subscriber = Callable[[Sequence[Event]], None]
+BATCH_SECONDS = 0.02
 
 
 class EventSink(Protocol):
@@ -38,6 +45,7 @@ class Recorder:
         self.error: BaseException | None = None
         self._pending: list[Event] = []
         self._scheduled = False
+        self._last_flush = 0.0
         self._subscribers: list[Subscriber] = []
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -52,16 +60,26 @@ class Recorder:
         if not self._scheduled:
             self._scheduled = True
             try:
-                asyncio.get_running_loop().call_soon(self.flush)
+                loop = asyncio.get_running_loop()
             except RuntimeError:  # no loop (a synchronous caller): commit now
                 self.flush()
+            else:
+                wait = self._last_flush + BATCH_SECONDS - time.monotonic()
+                if wait > 0:
+                    loop.call_later(wait, self.flush)
+                else:
+                    loop.call_soon(self.flush)
         return event
 
     def flush(self) -> None:
+        """Commit what is pending, then publish it. Safe to call at any time."""
         self._scheduled = False
         if not self._pending:
             return
+        self._last_flush = time.monotonic()
         batch, self._pending = self._pending, []
+        if self.error is not None:  # after a failed write nothing more is written or shown
+            return
         if self.sink is not None:
             try:
                 self.sink.write(self.record.run_id, batch)
@@ -74,3 +92,13 @@ class Recorder:
                 callback(batch)
             except Exception:
                 log.exception("an event subscriber failed")
+
+    def commit(self) -> None:
+        """Everything emitted so far is written and published when this returns."""
+        self.flush()
+
+    async def drain(self) -> None:
+        self.flush()
+
+    def close(self) -> None:
+        self.flush()

@@ -33,7 +33,17 @@ from .lifecycle import (
     validate_permission_mode,
 )
 from .memory import Embedder, FindingsMemory
-from .model import BadResponse, GoalView, Model, ModelReply, ModelRequest, ProviderError, RateLimited, Usage
+from .model import (
+    BadResponse,
+    GoalView,
+    Model,
+    ModelReply,
+    ModelRequest,
+    ProviderError,
+    RateLimited,
+    Usage,
+    estimate_usage,
+)
 from .record import SETTLED, Goal, GoalStatus, RunRecord, interruption
 from .recorder import EventSink, Recorder
 
@@ -181,6 +191,10 @@ class Run:
     def report(self) -> dict:
         return self.record.report(self.clock())
 
+    def close(self) -> None:
+        """Write out every event and stop the journal writer."""
+        self.recorder.close()
+
     # -- the tree ------------------------------------------------------------
 
     def add_goal(self, parent: Goal | None, text: str) -> Goal:
@@ -222,15 +236,16 @@ class Run:
                 self.set_goal(parent, status=status)
             parent_id = parent.parent_id
 
-    def mark_running(self, goal: Goal) -> None:
-        """The goal and its ancestors are running."""
+    def begin_turn(self, goal: Goal | None) -> None:
+        """Count a turn; the goal it works on (and every ancestor) is running."""
         chain = []
-        g: Goal | None = goal
+        g = self.record.goals[goal.parent_id] if goal is not None and goal.parent_id else None
         while g is not None and g.status is not GoalStatus.RUNNING:
             chain.append(g)
             g = self.record.goals[g.parent_id] if g.parent_id else None
         for g in reversed(chain):
             self.set_goal(g, status=GoalStatus.RUNNING)
+        self.emit(ev.TurnStarted, goal_id=goal.id if goal is not None else None)
 
     def _settle_running(self) -> None:
         """After a stop nothing is running: interrupted goals wait to run again."""
@@ -301,12 +316,8 @@ class Run:
     def _record_call(self, request, goal, reply, started, *, cancelled=False, error=None) -> None:
         usage = reply.usage if reply is not None else Usage()
         if reply is not None and usage.input_tokens == 0 and usage.output_tokens == 0:
-            from .model import estimate_usage
-
             usage = estimate_usage(request, reply.text)
         elif cancelled:  # the prompt was sent; what it cost is not reported, so estimate it
-            from .model import estimate_usage
-
             usage = Usage(estimate_usage(request, "").input_tokens, 0, estimated=True)
         self.emit(
             ev.ModelCalled,
@@ -466,7 +477,7 @@ class Run:
             self._driving = False
             if self.record.state is not RunState.ACTIVE:
                 self._settle_running()
-            self.recorder.flush()
+            await self.recorder.drain()
         if self.recorder.error is not None:
             raise self.recorder.error
         return self.record.state

@@ -8,12 +8,14 @@ synchronous=NORMAL keeps every committed batch through a killed process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -22,6 +24,7 @@ from ..engine.lifecycle import InputError, RunState
 from ..engine.record import INTERRUPTED, RunRecord, interruption
 
 SCHEMA_VERSION = 1
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 LEASE_SECONDS = 30.0
 
 _SCHEMA = """
@@ -64,6 +67,10 @@ CREATE TABLE IF NOT EXISTS goals (
     PRIMARY KEY (run_id, goal_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS goals_by_parent ON goals (run_id, parent_id, ord);
+CREATE TABLE IF NOT EXISTS texts (
+    hash TEXT PRIMARY KEY,
+    text TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS controls (
     id         INTEGER PRIMARY KEY,
     run_id     TEXT NOT NULL,
@@ -73,6 +80,21 @@ CREATE TABLE IF NOT EXISTS controls (
     taken_at   REAL
 );
 """
+
+
+@dataclass(slots=True)
+class _Batch:
+    run_id: str
+    rows: list
+    texts: list
+    goal_inserts: list
+    goal_updates: list
+    run_fields: dict
+    tokens: int
+    goals: int
+    started: ev.RunStarted | None
+    last_seq: int
+    last_ts: float
 
 
 class JournalError(RuntimeError):
@@ -104,6 +126,8 @@ class Journal:
         self._host = socket.gethostname()
         self._pid = os.getpid()
         self._owned: set[str] = set()
+        self._text_hashes: dict[str, str] = {}
+        self._texts_by_hash: dict[str, str] = {}
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -130,30 +154,36 @@ class Journal:
 
     def write(self, run_id: str, events: Sequence[ev.Event]) -> None:
         """Commit one batch of a run's events with its projections, atomically."""
+        self.store(self.prepare(run_id, events))
+
+    def prepare(self, run_id: str, events: Sequence[ev.Event]) -> _Batch:
+        """The rows one batch writes (pure Python: encoding and projections), ready for `store`."""
         rows = []
-        goal_new, goal_status, goal_tokens, goal_attempts, goal_result = [], {}, {}, {}, {}
+        new: dict[str, list] = {}  # goals added in this batch: inserted once with their final fields
+        changed: dict[str, list] = {}  # goals added earlier: [status, attempts, result_chars, tokens]
         run_fields: dict = {}
         tokens = goals = 0
         started = None
+        new_texts: list[tuple[str, str]] = []
+
         for e in events:
             data = ev.payload(e)
-            rows.append((run_id, e.seq, e.ts, e.type, json.dumps(data, separators=(",", ":"), ensure_ascii=False)))
             t = type(e)
-            if t is ev.GoalChanged:
-                if e.status is not None:
-                    goal_status[e.goal_id] = e.status
-                if e.attempts is not None:
-                    goal_attempts[e.goal_id] = e.attempts
-                if e.result is not None:
-                    goal_result[e.goal_id] = len(e.result)
-            elif t is ev.ModelCalled:
+            if t is ev.ModelCalled:
+                data["messages"] = self._shrink(data["messages"], new_texts)
                 spent = e.tokens_in + e.tokens_out
                 tokens += spent
                 if e.goal_id:
-                    goal_tokens[e.goal_id] = goal_tokens.get(e.goal_id, 0) + spent
+                    self._project(new, changed, e.goal_id, tokens=spent)
+            elif t is ev.GoalChanged:
+                self._project(new, changed, e.goal_id, status=e.status, attempts=e.attempts,
+                              result_chars=None if e.result is None else len(e.result))
+            elif t is ev.TurnStarted:
+                if e.goal_id is not None:
+                    self._project(new, changed, e.goal_id, status="running")
             elif t is ev.GoalAdded:
                 goals += 1
-                goal_new.append((run_id, e.goal_id, e.seq, e.parent_id, e.depth, e.text, "pending"))
+                new[e.goal_id] = [e.seq, e.parent_id, e.depth, e.text, "pending", 0, 0, 0]
             elif t is ev.RunStateChanged:
                 run_fields["state"] = e.state
                 run_fields["stop_reason"] = e.reason if e.state != "active" else None
@@ -161,7 +191,40 @@ class Journal:
                     run_fields["outcome"] = e.outcome
             elif t is ev.RunStarted:
                 started = e
+            rows.append((run_id, e.seq, e.ts, e.type, _encode(data)))
         last = events[-1]
+        inserts = [(run_id, goal_id, *row) for goal_id, row in new.items()]
+        updates = [(*change, run_id, goal_id) for goal_id, change in changed.items()]
+        return _Batch(run_id, rows, new_texts, inserts, updates, run_fields, tokens, goals, started,
+                      last.seq, last.ts)
+
+    @staticmethod
+    def _project(new: dict, changed: dict, goal_id: str, *, status=None, attempts=None,
+                 result_chars=None, tokens=0) -> None:
+        row = new.get(goal_id)
+        if row is not None:  # [ord, parent, depth, text, status, tokens, attempts, result_chars]
+            if status is not None:
+                row[4] = status
+            row[5] += tokens
+            if attempts is not None:
+                row[6] = attempts
+            if result_chars is not None:
+                row[7] = result_chars
+            return
+        change = changed.get(goal_id)
+        if change is None:
+            change = changed[goal_id] = [None, None, None, 0]
+        if status is not None:
+            change[0] = status
+        if attempts is not None:
+            change[1] = attempts
+        if result_chars is not None:
+            change[2] = result_chars
+        change[3] += tokens
+
+    def store(self, batch: _Batch) -> None:
+        """Commit a prepared batch: events, projections and the run's row in one transaction."""
+        run_id, started = batch.run_id, batch.started
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -174,25 +237,21 @@ class Journal:
                          started.ts, self._host, self._pid, time.time() + LEASE_SECONDS),
                     )
                     self._owned.add(run_id)
-                db.executemany("INSERT INTO events (run_id, seq, ts, type, data) VALUES (?,?,?,?,?)", rows)
-                if goal_new:
+                if batch.texts:
+                    db.executemany("INSERT OR IGNORE INTO texts (hash, text) VALUES (?,?)", batch.texts)
+                db.executemany("INSERT INTO events (run_id, seq, ts, type, data) VALUES (?,?,?,?,?)", batch.rows)
+                if batch.goal_inserts:
                     db.executemany(
-                        "INSERT INTO goals (run_id, goal_id, ord, parent_id, depth, text, status)"
-                        " VALUES (?,?,?,?,?,?,?)", goal_new)
-                if goal_status:
-                    db.executemany("UPDATE goals SET status=? WHERE run_id=? AND goal_id=?",
-                                   [(s, run_id, g) for g, s in goal_status.items()])
-                if goal_attempts:
-                    db.executemany("UPDATE goals SET attempts=? WHERE run_id=? AND goal_id=?",
-                                   [(a, run_id, g) for g, a in goal_attempts.items()])
-                if goal_result:
-                    db.executemany("UPDATE goals SET result_chars=? WHERE run_id=? AND goal_id=?",
-                                   [(n, run_id, g) for g, n in goal_result.items()])
-                if goal_tokens:
-                    db.executemany("UPDATE goals SET tokens=tokens+? WHERE run_id=? AND goal_id=?",
-                                   [(n, run_id, g) for g, n in goal_tokens.items()])
+                        "INSERT INTO goals (run_id, goal_id, ord, parent_id, depth, text, status, tokens, attempts,"
+                        " result_chars) VALUES (?,?,?,?,?,?,?,?,?,?)", batch.goal_inserts)
+                if batch.goal_updates:
+                    db.executemany(
+                        "UPDATE goals SET status=coalesce(?, status), attempts=coalesce(?, attempts),"
+                        " result_chars=coalesce(?, result_chars), tokens=tokens+? WHERE run_id=? AND goal_id=?",
+                        batch.goal_updates)
+                tokens, goals, run_fields = batch.tokens, batch.goals, batch.run_fields
                 sets = ["updated_at=?", "last_seq=?", "tokens=tokens+?", "goals=goals+?"]
-                args: list = [last.ts, last.seq, tokens, goals]
+                args: list = [batch.last_ts, batch.last_seq, tokens, goals]
                 for name, value in run_fields.items():
                     sets.append(f"{name}=?")
                     args.append(value)
@@ -203,6 +262,8 @@ class Journal:
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
+                for _digest, content in batch.texts:  # not stored after all: store it next time
+                    self._text_hashes.pop(content, None)
                 raise
 
     # -- ownership ------------------------------------------------------------
@@ -313,7 +374,42 @@ class Journal:
         with self._lock:
             rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
         for seq, ts, type_name, data in rows:
-            yield ev.from_payload(type_name, seq, ts, json.loads(data))
+            payload = json.loads(data)
+            if type_name == "model_called":
+                payload["messages"] = [self._expand(m) for m in payload["messages"]]
+            yield ev.from_payload(type_name, seq, ts, payload)
+
+    # Fixed instructions (system messages) are the same in thousands of calls: the journal
+    # keeps each once, by hash, and events refer to it.
+
+    def _shrink(self, messages: list, new_texts: list) -> list:
+        out = []
+        for m in messages:
+            content = m.get("content")
+            if m.get("role") == "system" and isinstance(content, str) and len(content) >= 64:
+                digest = self._text_hashes.get(content)
+                if digest is None:
+                    digest = hashlib.blake2b(content.encode(), digest_size=12).hexdigest()
+                    self._text_hashes[content] = digest
+                    new_texts.append((digest, content))
+                m = {k: v for k, v in m.items() if k != "content"}
+                m["content_ref"] = digest
+            out.append(m)
+        return out
+
+    def _expand(self, message: dict) -> dict:
+        digest = message.get("content_ref")
+        if digest is None:
+            return message
+        text = self._texts_by_hash.get(digest)
+        if text is None:
+            with self._lock:
+                row = self._db.execute("SELECT text FROM texts WHERE hash=?", (digest,)).fetchone()
+            text = row[0] if row else ""
+            self._texts_by_hash[digest] = text
+        out = {k: v for k, v in message.items() if k != "content_ref"}
+        out["content"] = text
+        return out
 
     def load(self, run_id: str, *, upto: int | None = None) -> RunRecord:
         """Rebuild a run's record by replaying its events (up to event `upto`)."""
