@@ -45,14 +45,16 @@ CREATE TABLE IF NOT EXISTS runs (
     owner_pid   INTEGER,
     lease_until REAL
 );
+-- a rowid table: events are appended in rowid order and many are large (model calls)
 CREATE TABLE IF NOT EXISTS events (
+    id     INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,
     seq    INTEGER NOT NULL,
     ts     REAL NOT NULL,
     type   TEXT NOT NULL,
-    data   TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
+    data   TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
 CREATE TABLE IF NOT EXISTS goals (
     run_id    TEXT NOT NULL,
     goal_id   TEXT NOT NULL,
