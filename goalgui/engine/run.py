@@ -398,6 +398,23 @@ class Run:
         self._cancel_step()
         self.recorder.flush()
 
+    def block(self, reason: str) -> None:
+        """Stop as blocked at once (a blocker reported outside a step, e.g. from a chat turn)."""
+        self._transition(RunState.BLOCKED, reason)
+        self._abandon_unsettled(reason)
+        self._cancel_step()
+        self.recorder.flush()
+
+    def complete(self, reason: str = "marked complete") -> None:
+        """Close an active run as complete; what was not done yet is skipped with the reason."""
+        check_transition(self.record.state, RunState.COMPLETE)
+        for goal in self.record.goals.values():
+            if goal.status not in SETTLED:
+                self.set_goal(goal, status=GoalStatus.SKIPPED, note=_join(goal.note, reason))
+        self._cancel_step()
+        self._transition(RunState.COMPLETE, outcome=self.record.compute_outcome())
+        self.recorder.flush()
+
     def skip(self, goal_id: str | None = None) -> Goal:
         """Skip the running goal, or a given unsettled one with everything under it."""
         if self.record.state in (RunState.COMPLETE, RunState.CANCELLED):
