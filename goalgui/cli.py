@@ -150,8 +150,6 @@ def cmd_run(args) -> int:
     check_strategy(args.strategy)
     limits = Limits().merged(max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
                              turns=args.turn_budget, seconds=args.time_budget)
-    if args.permission_mode == "plan":
-        raise InputError("permission mode 'plan' is not built yet; use ask, auto-edit or auto")
     model, spec = load_model(args.model or DEFAULT_MODEL)
     with _journal(args) as journal:
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,

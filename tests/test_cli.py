@@ -68,7 +68,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(cli):
         (("run", "ok", "--strategy", "plan"), "not built yet"),
         (("run", "ok", "--model", "local"), "not built yet"),
         (("run", "ok", "--model", "scripted:/nope.json"), "no script file"),
-        (("run", "ok", "--permission-mode", "plan", "--model", "scripted:rehearsal"), "not built yet"),
+        (("run", "ok", "--permission-mode", "yolo"), "invalid choice"),
         (("resume", "nosuchrun"), "no run matches"),
     ]
     for args, message in cases:
@@ -163,3 +163,18 @@ def test_python_plugin_model(cli):
     assert report["metrics"]["tokens_estimated"] == 0
     out = cli("run", "Answer", "--model", "python:mymodel.py:Nope")
     assert out.returncode == 2 and "has no attribute Nope" in out.stderr
+
+
+def test_cancel_from_another_process_ends_the_driving_run_with_exit_4(cli):
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.slow, "--json"), cwd=cli.tmp,
+                          env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        first = proc.stderr.readline()
+        run_id = first.split()[1].rstrip(":")
+        listed = json.loads(cli("runs", "--json").stdout)
+        assert listed[0]["state"] == "active"  # its owner is alive
+        out = cli("cancel", run_id)
+        assert out.returncode == 0, out.stderr
+        stdout, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 4
+    assert json.loads(stdout)["state"] == "cancelled"

@@ -96,3 +96,20 @@ async def test_unattended_confirmation_pauses_with_a_reason():
     run.confirmer = Desk(ConfirmationAnswer.approve())
     run.resume()
     assert await run.drive() is RunState.COMPLETE
+
+
+async def test_plan_mode_builds_the_tree_then_waits_and_executes_after_a_mode_change():
+    model = FunctionModel(lambda r: well_behaved(r, width=3))
+    run = Run.create("Write a report", model, permission_mode="plan")
+    assert await run.drive() is RunState.PAUSED
+    assert run.record.stop_reason.startswith("needs confirmation: the plan is ready")
+    assert "execute" not in model.purposes()
+    leaves = [g for g in run.record.goals.values() if not g.children]
+    assert len(leaves) == 3 and all(g.status.value == "pending" and g.actionable for g in leaves)
+    run.resume()  # still in plan mode: nothing to do but wait again
+    assert await run.drive() is RunState.PAUSED
+    run.set_permission_mode("auto")
+    run.resume()
+    assert await run.drive() is RunState.COMPLETE
+    assert model.purposes().count("actionable") == 4  # judged once, not again after the plan
+    assert model.purposes().count("execute") == 3

@@ -34,16 +34,18 @@ class GoalStack:
     # -- the stack -------------------------------------------------------------
 
     def rebuild(self) -> None:
-        """Derive the stack from the tree: pending leaves in pre-order, first on top."""
+        """Derive the stack from the tree: pending leaves in pre-order, first on top.
+        In plan mode, leaves already judged actionable wait: they are the plan."""
         goals = self.run.record.goals
         root = self.run.record.root_id
+        planning = self.run.record.permission_mode == "plan"
         order: list[str] = []
         cursor = [root] if root else []
         while cursor:
             goal = goals[cursor.pop()]
             if goal.children:
                 cursor.extend(reversed(goal.children))
-            elif goal.status is GoalStatus.PENDING:
+            elif goal.status is GoalStatus.PENDING and not (planning and goal.actionable):
                 order.append(goal.id)
         self.stack = order[::-1]
 
@@ -52,6 +54,12 @@ class GoalStack:
         while self.stack and goals[self.stack[-1]].status is not GoalStatus.PENDING:
             self.stack.pop()
         return bool(self.stack)
+
+    def planned(self) -> bool:
+        """True in plan mode when judged-actionable goals wait to be executed."""
+        return self.run.record.permission_mode == "plan" and any(
+            g.status is GoalStatus.PENDING and g.actionable and not g.children
+            for g in self.run.record.goals.values())
 
     # -- one turn --------------------------------------------------------------
 
@@ -71,7 +79,10 @@ class GoalStack:
                 notes.append(f"depth limit {rec.limits.max_depth}: executed")
             else:
                 actionable = await self._judge(goal, notes)
-            if actionable:
+            if actionable and rec.permission_mode == "plan":
+                notes.append("planned")
+                run.set_goal(goal, status=GoalStatus.PENDING, **_fold(goal, True, notes))
+            elif actionable:
                 await self._execute_and_verify(goal, actionable, notes)
             else:
                 subgoals, note = await self._decompose(goal)

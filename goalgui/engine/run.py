@@ -50,6 +50,8 @@ from .recorder import EventSink, Recorder
 log = logging.getLogger(__name__)
 
 NUDGE_AT = 0.75
+PLAN_READY = ("needs confirmation: the plan is ready; review the tree, then choose ask, auto-edit or "
+              "auto to execute it")
 # Stops after which no wrap-up call is made: the budget it would spend is gone.
 _NO_WRAP_UP = ("budget: tokens", "budget: time")
 
@@ -141,8 +143,6 @@ class Run:
         check_strategy(strategy)
         limits = (limits or Limits()).validated()
         validate_permission_mode(permission_mode)
-        if permission_mode == "plan":
-            raise InputError("permission mode 'plan' is not built yet; use ask, auto-edit or auto")
         record = RunRecord()
         run = cls.__new__(cls)
         record.run_id = run_id or new_run_id()
@@ -454,10 +454,9 @@ class Run:
 
     def set_permission_mode(self, mode: str) -> None:
         validate_permission_mode(mode)
-        if mode == "plan":
-            raise InputError("permission mode 'plan' is not built yet; use ask, auto-edit or auto")
         if mode != self.record.permission_mode:
             self.emit(ev.PermissionModeChanged, mode=mode)
+            self.strategy.rebuild()  # leaving plan mode puts the planned goals back to work
 
     def _cancel_step(self) -> None:
         task = self._step_task
@@ -482,6 +481,9 @@ class Run:
                 if self.recorder.error is not None:
                     raise self.recorder.error
                 if not self.strategy.has_work():
+                    if self.strategy.planned():
+                        self.pause(PLAN_READY)
+                        break
                     await self._in_step(self._finish())
                     continue
                 reason = self.record.exhausted(self.clock())
