@@ -36,7 +36,7 @@ class TerminalView:
                 out.append(f"run {e.state}" + (f": {e.reason}" if e.reason else "")
                            + (f" (outcome: {e.outcome})" if e.outcome else ""))
             elif t is ev.BudgetNudged:
-                out.append(f"budget {e.budget} past 75% ({e.used:g} of {e.limit:g}): converging")
+                out.append(f"budget {e.budget} past 75% ({e.used:,.0f} of {e.limit:,.0f}): converging")
             elif t is ev.ConfirmationAsked:
                 out.append(f"waiting for confirmation: {e.kind.replace('_', ' ')}")
         if not out and not self.live:
@@ -62,9 +62,8 @@ class TerminalView:
                 f"tokens {tokens}{turns}  {rec.active_seconds(rec.updated_at):.0f}s")
 
     def close(self) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[K" + self.status() + "\n")
-            self.stream.flush()
+        self.stream.write(("\r\x1b[K" if self.live else "") + self.status() + "\n")
+        self.stream.flush()
 
 
 class TerminalConfirmer:

@@ -129,3 +129,14 @@ async def test_replayed_model_calls_carry_the_messages_sent(journal):
     fresh = Journal(journal.path)
     assert [e.messages for e in fresh.events(run.run_id) if e.type == "model_called"] == [c.messages for c in calls]
     fresh.close()
+
+
+async def test_time_travel_rebuilds_the_run_as_it_was_at_any_event(journal):
+    run = await finished_run(journal, width=3)
+    events = list(journal.events(run.run_id))
+    added = [e.seq for e in events if e.type == "goal_added"]
+    early = journal.load(run.run_id, upto=added[1])
+    assert list(early.goals) == ["g1", "g2"] and early.state is RunState.ACTIVE
+    assert early.goals["g2"].status.value == "pending"
+    assert journal.load(run.run_id, upto=events[-1].seq).report() == run.record.report()
+    assert [e.seq for e in journal.events(run.run_id, after=3, upto=5)] == [4, 5]
