@@ -67,7 +67,7 @@ async def test_pausing_while_a_question_is_open_aborts_it():
     assert run.record.pending_confirmation is not None
     run.pause()
     assert await asyncio.wait_for(driver, 1) is RunState.PAUSED
-    run.recorder.commit()
+    run.recorder.flush()
     answers = [e for e in events if e.type == "confirmation_answered"]
     assert [a.outcome for a in answers] == [Outcome.ABORTED.value]
     assert run.record.pending_confirmation is None

@@ -76,7 +76,7 @@ async def test_an_orphaned_active_run_is_listed_paused_and_restored_paused(tmp_p
     first = Journal(path)
     model = FunctionModel(lambda r: well_behaved(r), delay=10)
     run = Run.create("Write a report", model, sink=first)
-    run.recorder.commit()
+    run.recorder.flush()
     # the process "dies": its lease is someone else's now, and that pid is gone
     first._db.execute("UPDATE runs SET owner_pid=999999999 WHERE run_id=?", (run.run_id,))
     first._owned.clear()
@@ -99,7 +99,7 @@ async def test_a_live_owner_keeps_the_run(tmp_path):
     path = tmp_path / "j.sqlite3"
     first, second = Journal(path), Journal(path)
     run = Run.create("Write a report", FunctionModel(lambda r: "x"), sink=first)
-    run.recorder.commit()
+    run.recorder.flush()
     second._pid = second._pid + 1  # a different process on this host; the first one is alive
     with pytest.raises(RunBusy):
         second.claim(run.run_id)

@@ -63,7 +63,7 @@ async def run_to_rest(model, limits):
         if state is not RunState.PAUSED:
             break
         run.resume()
-    run.recorder.commit()
+    run.recorder.flush()
     return run, events
 
 

@@ -16,7 +16,7 @@ class Unparseable(ValueError):
     """The reply has no answer of the expected shape."""
 
 
-def _json_values(text: str):
+def json_values(text: str):
     """Every JSON value embedded in `text` that starts at a '[' or '{', outermost first."""
     decoder = _DECODER
     i = 0
@@ -36,7 +36,7 @@ def _json_values(text: str):
 
 def yes_no(text: str) -> tuple[bool, str]:
     """(answer, reason) from `YES ...`/`NO ...` or `{"answer": "YES", "reason": ...}`."""
-    for value in _json_values(text):
+    for value in json_values(text):
         if isinstance(value, dict) and isinstance(value.get("answer"), str):
             answer = value["answer"].strip().upper()
             if answer in ("YES", "NO"):
@@ -49,7 +49,7 @@ def yes_no(text: str) -> tuple[bool, str]:
 
 def string_list(text: str, key: str = "subgoals") -> list[str]:
     """A list of strings from a JSON array or `{key: [...]}`; other items make it unparseable."""
-    for value in _json_values(text):
+    for value in json_values(text):
         if isinstance(value, dict) and key in value:
             value = value[key]
         if isinstance(value, list):

@@ -92,13 +92,3 @@ class Recorder:
                 callback(batch)
             except Exception:
                 log.exception("an event subscriber failed")
-
-    def commit(self) -> None:
-        """Everything emitted so far is written and published when this returns."""
-        self.flush()
-
-    async def drain(self) -> None:
-        self.flush()
-
-    def close(self) -> None:
-        self.flush()

@@ -144,10 +144,9 @@ class Run:
         limits = (limits or Limits()).validated()
         validate_permission_mode(permission_mode)
         record = RunRecord()
-        run = cls.__new__(cls)
         record.run_id = run_id or new_run_id()
         record.strategy = strategy
-        cls.__init__(run, record, model, **kwargs)
+        run = cls(record, model, **kwargs)
         run.emit(
             ev.RunStarted,
             run_id=record.run_id,
@@ -192,8 +191,8 @@ class Run:
         return self.record.report(self.clock())
 
     def close(self) -> None:
-        """Write out every event and stop the journal writer."""
-        self.recorder.close()
+        """Write out every pending event."""
+        self.recorder.flush()
 
     # -- the tree ------------------------------------------------------------
 
@@ -253,7 +252,7 @@ class Run:
             if goal.status is GoalStatus.RUNNING:
                 self.set_goal(goal, status=GoalStatus.PENDING)
 
-    def _abandon_unsettled(self, note: str) -> None:
+    def _abandon_unsettled(self) -> None:
         for goal in self.record.goals.values():
             if goal.status not in SETTLED:
                 self.set_goal(goal, status=GoalStatus.ABANDONED)
@@ -394,14 +393,14 @@ class Run:
     def cancel(self, reason: str = "cancelled by user") -> None:
         """Clear the run; its record ends cancelled."""
         self._transition(RunState.CANCELLED, reason)
-        self._abandon_unsettled("cancelled")
+        self._abandon_unsettled()
         self._cancel_step()
         self.recorder.flush()
 
     def block(self, reason: str) -> None:
         """Stop as blocked at once (a blocker reported outside a step, e.g. from a chat turn)."""
         self._transition(RunState.BLOCKED, reason)
-        self._abandon_unsettled(reason)
+        self._abandon_unsettled()
         self._cancel_step()
         self.recorder.flush()
 
@@ -496,7 +495,7 @@ class Run:
             self._driving = False
             if self.record.state is not RunState.ACTIVE:
                 self._settle_running()
-            await self.recorder.drain()
+            self.recorder.flush()
         if self.recorder.error is not None:
             raise self.recorder.error
         return self.record.state
@@ -536,7 +535,7 @@ class Run:
     async def _block(self, reason: str) -> None:
         if self.record.state is not RunState.ACTIVE:
             return
-        self._abandon_unsettled(reason)
+        self._abandon_unsettled()
         if not reason.startswith(_NO_WRAP_UP):
             await self._wrap_up("blocked", reason)
         if self.record.state is RunState.ACTIVE:

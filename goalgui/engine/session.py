@@ -21,7 +21,7 @@ from . import prompts
 from .confirm import ConfirmationAnswer, ConfirmationRequest, ConfirmerFn, Outcome, approve_all
 from .lifecycle import InputError, Limits, RunState, parse_duration, validate_objective, validate_permission_mode
 from .model import Model, ModelRequest
-from .parsing import Unparseable, _json_values
+from .parsing import Unparseable, json_values
 from .run import Run
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,7 @@ class GoalSession:
             {"role": "user", "content": prompts.data("intent", intent)},
         ], None, schema=AUTHOR_SCHEMA, max_tokens=600)
         reply = await self.model.complete(request)
-        for value in _json_values(reply.text):
+        for value in json_values(reply.text):
             if isinstance(value, dict) and all(isinstance(value.get(k), str) for k in AUTHOR_FIELDS):
                 return {k: value[k].strip() for k in AUTHOR_FIELDS}
         raise Unparseable(f"the draft is not an object with {', '.join(AUTHOR_FIELDS)}")
