@@ -84,7 +84,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output")
     export.add_argument("--journal")
     sub.add_parser("open", help="open a run in the window").add_argument("run")
-    sub.add_parser("profiles", help="manage provider profiles").add_argument("rest", nargs="*")
+    profiles = sub.add_parser("profiles", help="manage provider profiles").add_subparsers(dest="action")
+    add = profiles.add_parser("add", help="add or replace a profile; its key goes to the keyring")
+    add.add_argument("name")
+    add.add_argument("--kind", required=True, choices=["openai", "anthropic", "ollama"])
+    add.add_argument("--base-url", required=True)
+    add.add_argument("--model", required=True)
+    add.add_argument("--key-env", help="read the key from this environment variable instead of the keyring")
+    add.add_argument("--structured-output", default="auto", choices=["auto", "json_schema", "json_object", "none"])
+    add.add_argument("--read-timeout", type=float, default=120.0)
+    add.add_argument("--connect-timeout", type=float, default=10.0)
+    profiles.add_parser("list", help="list profiles")
+    profiles.add_parser("remove", help="remove a profile and its key").add_argument("name")
+    profiles.add_parser("test", help="make one tiny call and report latency").add_argument("name")
     return parser
 
 
@@ -109,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         print("goalgui: the window is not built yet; use 'goalgui run OBJECTIVE' (see --help)", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.command in ("open", "profiles"):
-        print(f"goalgui: '{args.command}' is not built yet", file=sys.stderr)
+    if args.command == "open":
+        print("goalgui: the window is not built yet; use 'goalgui export RUN --format md'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.command == "profiles" and args.action is None:
+        print("goalgui: profiles needs an action: add, list, remove or test", file=sys.stderr)
         return EXIT_BAD_INPUT
     _setup_logging()
     from .journal import JournalError
@@ -313,4 +328,64 @@ def cmd_export(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export}
+def cmd_profiles(args) -> int:
+    from .settings import NEEDS_KEY, Profile, Settings, delete_key, find_key, store_key
+
+    settings = Settings.load()
+    if args.action == "list":
+        if not settings.profiles:
+            print("no profiles yet: goalgui profiles add NAME --kind openai|anthropic|ollama --base-url URL --model M")
+        for p in settings.profiles.values():
+            key = f"env {p.key_env}" if p.key_env else ("set" if find_key(p) else "none")
+            print(f"{p.name:<16} {p.kind:<10} {p.model:<28} {p.base_url}  (key: {key})")
+        return 0
+    if args.action == "remove":
+        settings.profile(args.name)
+        del settings.profiles[args.name]
+        settings.save()
+        delete_key(args.name)
+        print(f"removed profile {args.name}")
+        return 0
+    if args.action == "test":
+        return _test_profile(settings.profile(args.name))
+    profile = Profile(args.name, args.kind, args.base_url, args.model, key_env=args.key_env,
+                      connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
+                      structured_output=args.structured_output).validated()
+    if NEEDS_KEY[profile.kind] and not args.key_env:
+        if not sys.stdin.isatty():
+            raise InputError("no terminal to ask for the key: run this in a terminal or give --key-env VAR")
+        import getpass
+
+        store_key(profile.name, getpass.getpass(f"API key for {profile.name} (stored in the system keyring): "))
+    settings.profiles[profile.name] = profile
+    settings.save()
+    print(f"saved profile {profile.name}; try it with: goalgui profiles test {profile.name}")
+    return 0
+
+
+def _test_profile(profile) -> int:
+    from .engine.model import ModelRequest, ProviderError
+    from .providers import http_model
+
+    model = http_model(profile)
+    request = ModelRequest("execute", [{"role": "user", "content": "Reply with the word OK."}], None, max_tokens=8)
+
+    async def once():
+        try:
+            started = time.perf_counter()
+            reply = await model.complete(request)
+            return reply, time.perf_counter() - started
+        finally:
+            await model.aclose()
+
+    try:
+        reply, seconds = asyncio.run(once())
+    except ProviderError as exc:
+        print(f"goalgui: {profile.name}: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{profile.name}: answered in {seconds * 1000:.0f} ms by {reply.model or profile.model}: {reply.text.strip()[:60]!r}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
+            "profiles": cmd_profiles}

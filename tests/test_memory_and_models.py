@@ -159,3 +159,13 @@ def test_a_dense_embedder_is_searched_with_the_whole_matrix():
     hits = memory.search("ab", k=2)
     assert [h.key for h in hits] == ["g2", "g1"] and hits[0].score == pytest.approx(0.8)
     assert memory.reusable("a").key == "g1" and memory.reusable("ab") is None
+
+
+def test_a_verdict_cut_short_by_max_tokens_still_parses():
+    assert yes_no('{ "answer": "NO", "reason": "the list misses a colo') == (False, "")
+
+
+def test_a_list_cut_short_keeps_its_complete_items():
+    assert string_list('{ "subgoals": [ "Find a venue", "Draft the invitat') == ["Find a venue"]
+    with pytest.raises(Unparseable):
+        string_list('{ "subgoals": [ "Find a ven')

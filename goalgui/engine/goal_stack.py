@@ -18,6 +18,7 @@ MAX_SUBGOALS = 4
 MAX_ATTEMPTS = 2
 RESULT_CUT = 800
 MAX_SUBGOAL_CHARS = 500
+EXECUTE_MAX_TOKENS = 800  # a result is cut to RESULT_CUT characters in later contexts anyway
 
 
 class GoalStack:
@@ -105,7 +106,7 @@ class GoalStack:
             prompts.actionable(run.record.objective, goal.text, [], run.record.converging()),
             goal,
             schema=prompts.SCHEMAS["actionable"],
-            max_tokens=120,
+            max_tokens=160,
         )
         try:
             answer, _reason = yes_no(reply.text)
@@ -122,7 +123,7 @@ class GoalStack:
             prompts.decompose(run.record.objective, goal.text, self.context_for(goal), run.record.converging()),
             goal,
             schema=prompts.SCHEMAS["decompose"],
-            max_tokens=400,
+            max_tokens=600,  # room for four sub-goals at their schema's longest
         )
         try:
             proposed = string_list(reply.text)
@@ -170,6 +171,7 @@ class GoalStack:
                 "execute",
                 prompts.execute(rec.objective, goal.text, self.context_for(goal), findings, rec.converging()),
                 goal,
+                max_tokens=EXECUTE_MAX_TOKENS,
             )
             result = reply.text.strip()
             if result.upper().startswith("BLOCKED:"):
@@ -181,7 +183,7 @@ class GoalStack:
         run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
         attempts = goal.attempts + 1
         reply = await run.call_model(
-            "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"], max_tokens=120
+            "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"], max_tokens=160
         )
         try:
             ok, reason = yes_no(reply.text)

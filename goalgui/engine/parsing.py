@@ -10,6 +10,8 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 _DECODER = json.JSONDecoder()
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_ANSWER = re.compile(r'"answer"\s*:\s*"(YES|NO)"', re.IGNORECASE)
 
 
 class Unparseable(ValueError):
@@ -41,6 +43,9 @@ def yes_no(text: str) -> tuple[bool, str]:
             answer = value["answer"].strip().upper()
             if answer in ("YES", "NO"):
                 return answer == "YES", str(value.get("reason", ""))[:500]
+    cut = _ANSWER.search(text)  # a JSON reply cut short by max_tokens still names its answer
+    if cut:
+        return cut.group(1).upper() == "YES", ""
     match = _WORD.search(text)
     if match and match.group(0).upper() in ("YES", "NO"):
         return match.group(0).upper() == "YES", text[match.end():].strip(" .:-,\n")[:500]
@@ -56,6 +61,17 @@ def string_list(text: str, key: str = "subgoals") -> list[str]:
             if not all(isinstance(item, str) for item in value):
                 raise Unparseable("the list holds something other than strings")
             return [item.strip() for item in value if item.strip()]
+    # a reply cut short (max_tokens, or a stop sequence inside a string): keep the complete items
+    start = text.find("[")
+    if start != -1:
+        items = []
+        for literal in _STRING.findall(text, start):
+            try:
+                items.append(json.loads(literal).strip())
+            except json.JSONDecodeError:
+                break
+        if items and all(items):
+            return items
     raise Unparseable(f"no JSON array of strings in {text[:80]!r}")
 
 

@@ -27,7 +27,7 @@ SCHEMAS: dict[str, dict] = {
         "type": "object",
         "properties": {
             "answer": {"type": "string", "enum": ["YES", "NO"]},
-            "reason": {"type": "string", "maxLength": 200},
+            "reason": {"type": "string", "maxLength": 120},
         },
         "required": ["answer", "reason"],
     },
@@ -35,7 +35,7 @@ SCHEMAS: dict[str, dict] = {
         "type": "object",
         "properties": {
             "answer": {"type": "string", "enum": ["YES", "NO"]},
-            "reason": {"type": "string", "maxLength": 200},
+            "reason": {"type": "string", "maxLength": 120},
         },
         "required": ["answer", "reason"],
     },
@@ -44,7 +44,7 @@ SCHEMAS: dict[str, dict] = {
         "properties": {
             "subgoals": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": 160},
+                "items": {"type": "string", "maxLength": 120},
                 "minItems": 1,
                 "maxItems": 4,
             }

@@ -554,7 +554,8 @@ class Run:
         metrics = f"{m.turns} turns, {m.tokens} tokens, {rec.active_seconds(self.clock()):.0f} s"
         try:
             reply = await self.call_model(
-                "summarize", prompts.summarize(rec.objective, state, reason, lines, metrics), None
+                "summarize", prompts.summarize(rec.objective, state, reason, lines, metrics), None,
+                max_tokens=600,
             )
             text = reply.text.strip()
         except (ProviderError, StopRun, TimeoutError) as exc:

@@ -5,13 +5,22 @@ from __future__ import annotations
 from ..engine.lifecycle import InputError
 from .scripted import ScriptedModel
 
-_NOT_YET = {
-    "local": "the embedded llama.cpp model is not built yet; use --model scripted:rehearsal (offline) "
-             "or --model python:FILE.py:ATTR",
-    "openai": "the OpenAI-compatible provider is not built yet",
-    "anthropic": "the Anthropic provider is not built yet",
-    "ollama": "the Ollama provider is not built yet",
-}
+HTTP_KINDS = ("openai", "anthropic", "ollama")
+
+
+def http_model(profile, key=None):
+    """The Model for a provider profile, with its key (looked up if not given)."""
+    from ..settings import NEEDS_KEY, find_key
+    from .anthropic import AnthropicModel
+    from .ollama import OllamaModel
+    from .openai import OpenAIModel
+
+    key = key or find_key(profile)
+    if key is None and profile.kind == "anthropic" and NEEDS_KEY[profile.kind]:
+        raise InputError(f"no key for profile {profile.name!r}: store one with 'goalgui profiles add {profile.name} "
+                         f"...' or set GOALGUI_{profile.name.upper()}_API_KEY")
+    cls = {"openai": OpenAIModel, "anthropic": AnthropicModel, "ollama": OllamaModel}[profile.kind]
+    return cls(profile, key)
 
 
 def load_model(spec: str):
@@ -28,8 +37,16 @@ def load_model(spec: str):
 
         model, normalised = load_python_model(target)
         return model, f"python:{normalised}"
-    if kind in _NOT_YET:
-        raise InputError(f"model {spec!r} is not available: {_NOT_YET[kind]}")
+    if kind in HTTP_KINDS:
+        from ..settings import Settings
+
+        if not target:
+            raise InputError(f"bad model spec {spec!r}: name a profile, e.g. {kind}:NAME")
+        return http_model(Settings.load().profile(target, kind)), spec
+    if kind == "local":
+        from .local import LocalModel
+
+        return LocalModel(), "local"
     raise InputError(
         f"unknown model spec {spec!r}: use local, scripted:NAME, python:FILE.py:ATTR, "
         "openai:PROFILE, anthropic:PROFILE or ollama:PROFILE"

@@ -1,0 +1,100 @@
+"""OpenAI-compatible chat completions: OpenAI, llama.cpp's server, vLLM, LM Studio, OpenRouter."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from ..engine.model import BadResponse, ModelReply, ModelRequest, Usage
+from .http import HttpModel
+
+
+def tool_spec(tool: dict) -> dict:
+    return {"type": "function", "function": {
+        "name": tool["name"], "description": tool.get("description", ""),
+        "parameters": tool.get("parameters", {"type": "object", "properties": {}})}}
+
+
+def chat_messages(messages: list[dict]) -> list[dict]:
+    """The engine's messages in the chat-completions form (tool calls as functions)."""
+    out = []
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant" and m.get("tool_calls"):
+            out.append({"role": "assistant", "content": m.get("content") or None, "tool_calls": [
+                {"id": c.get("id", ""), "type": "function",
+                 "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+                for c in m["tool_calls"]]})
+        elif role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.get("tool_call_id", ""), "content": m.get("content", "")})
+        else:
+            out.append({"role": role, "content": m.get("content", "")})
+    return out
+
+
+class OpenAIModel(HttpModel):
+    """POST /chat/completions; structured replies through response_format where the server takes it."""
+
+    kind = "openai"
+    path = "/chat/completions"
+
+    def __init__(self, profile, key, **kwargs):
+        super().__init__(profile, key, **kwargs)
+        mode = profile.structured_output
+        self._structured = "json_schema" if mode == "auto" else mode
+        self._may_fall_back = mode == "auto"
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+
+    def body(self, request: ModelRequest) -> dict:
+        body: dict[str, Any] = {"model": self.profile.model, "messages": chat_messages(request.messages)}
+        if request.max_tokens:
+            body["max_tokens"] = request.max_tokens
+        if request.tools:
+            body["tools"] = [tool_spec(t) for t in request.tools]
+        if request.schema is not None:
+            body.update(self._format(request.schema, self._structured))
+        return body
+
+    @staticmethod
+    def _format(schema: dict, how: str) -> dict:
+        if how == "json_schema":
+            return {"response_format": {"type": "json_schema",
+                                        "json_schema": {"name": "reply", "schema": schema}}}
+        if how == "json_object":  # llama.cpp's server: the schema rides along and becomes a grammar
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        return {}
+
+    def rejected_format(self, response: httpx.Response, body: dict) -> dict | None:
+        """llama.cpp's server answers json_schema with HTTP 500; others with 400. Fall back once."""
+        fmt = body.get("response_format") or {}
+        if not self._may_fall_back or fmt.get("type") != "json_schema" or response.status_code not in (400, 422, 500):
+            return None
+        self._may_fall_back = False
+        self._structured = "json_object"
+        schema = fmt["json_schema"]["schema"]
+        return {**{k: v for k, v in body.items() if k != "response_format"}, **self._format(schema, "json_object")}
+
+    def parse(self, data: Any, request: ModelRequest) -> ModelReply:
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise BadResponse(f"{self.name}: the reply has no choices")
+        message = data["choices"][0]["message"]
+        calls = []
+        for call in message.get("tool_calls") or []:
+            fn = call["function"]
+            args = fn.get("arguments") or "{}"
+            try:
+                args = json.loads(args) if isinstance(args, str) else args
+            except json.JSONDecodeError:
+                raise BadResponse(f"{self.name}: tool call {fn.get('name')!r} has arguments that are not JSON") from None
+            calls.append({"id": call.get("id", ""), "name": fn["name"], "arguments": args})
+        usage = data.get("usage") or {}
+        return ModelReply(
+            text=message.get("content") or "",
+            tool_calls=calls,
+            usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+            model=data.get("model"),
+        )

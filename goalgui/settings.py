@@ -1,0 +1,191 @@
+"""Settings (TOML in the user config dir) and API keys (the system keyring, never a file).
+
+A provider profile names a kind (openai, anthropic, ollama), a base URL, a model
+and timeouts. Its key is looked up in the keyring under the service `goalgui`
+and the profile's name, then in GOALGUI_<PROFILE>_API_KEY, the variable the
+profile names (`key_env`), and the provider's usual variable. Where no keyring
+backend exists the key is refused with one line saying how to fix it; it is
+never written in plain text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import tomli_w
+
+from . import paths
+from .engine.lifecycle import InputError, validate_permission_mode
+
+SERVICE = "goalgui"
+KINDS = ("openai", "anthropic", "ollama")
+USUAL_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": None}
+NEEDS_KEY = {"openai": True, "anthropic": True, "ollama": False}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class KeyringUnavailable(InputError):
+    """No system keyring: the key cannot be stored safely."""
+
+
+@dataclass
+class Profile:
+    """How to reach one provider. Holds no secret."""
+
+    name: str
+    kind: str
+    base_url: str
+    model: str
+    key_env: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    # how an OpenAI-compatible server takes a JSON schema: json_schema (OpenAI, vLLM),
+    # json_object (llama.cpp's server), none; auto tries json_schema and falls back once
+    structured_output: str = "auto"
+    embeddings_model: str | None = None
+
+    def validated(self) -> Profile:
+        if not _NAME.match(self.name or ""):
+            raise InputError(f"bad profile name {self.name!r}: letters, digits, '.', '_' and '-' only")
+        if self.kind not in KINDS:
+            raise InputError(f"unknown provider kind {self.kind!r}: use one of {', '.join(KINDS)}")
+        if not re.match(r"^https?://[^\s/]+", self.base_url or ""):
+            raise InputError(f"bad base URL {self.base_url!r}: it must start with http:// or https://")
+        if not (self.model or "").strip():
+            raise InputError("the profile needs a model name")
+        for label, value in (("connect timeout", self.connect_timeout), ("read timeout", self.read_timeout)):
+            if not isinstance(value, (int, float)) or not 0 < value <= 3600:
+                raise InputError(f"{label} {value!r} must be between 0 and 3600 seconds")
+        if self.structured_output not in ("auto", "json_schema", "json_object", "none"):
+            raise InputError("structured_output must be auto, json_schema, json_object or none")
+        self.base_url = self.base_url.rstrip("/")
+        return self
+
+
+@dataclass
+class Settings:
+    """Everything goalgui remembers between runs, except secrets and runs themselves."""
+
+    default_model: str = "local"
+    default_permission_mode: str = "auto-edit"
+    default_strategy: str = "goal-stack"
+    journal: str | None = None
+    profiles: dict[str, Profile] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Settings:
+        path = path or paths.settings_path()
+        if not path.exists():
+            return cls()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise InputError(f"cannot read settings {path}: {exc}") from None
+        names = {f.name for f in fields(Profile)}
+        profiles = {}
+        for name, raw in (data.get("profiles") or {}).items():
+            if not isinstance(raw, dict):
+                raise InputError(f"settings {path}: profile {name!r} is not a table")
+            profiles[name] = Profile(name=name, **{k: v for k, v in raw.items() if k in names and k != "name"})
+        general = data.get("general") or {}
+        settings = cls(
+            default_model=general.get("default_model", "local"),
+            default_permission_mode=general.get("default_permission_mode", "auto-edit"),
+            default_strategy=general.get("default_strategy", "goal-stack"),
+            journal=general.get("journal"),
+            profiles=profiles,
+        )
+        validate_permission_mode(settings.default_permission_mode)
+        return settings
+
+    def save(self, path: Path | None = None) -> None:
+        """Write the settings atomically. No field of a profile is secret."""
+        path = path or paths.settings_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        general = {k: v for k, v in {
+            "default_model": self.default_model,
+            "default_permission_mode": self.default_permission_mode,
+            "default_strategy": self.default_strategy,
+            "journal": self.journal,
+        }.items() if v is not None}
+        profiles = {
+            name: {k: v for k, v in asdict(p).items() if k != "name" and v is not None}
+            for name, p in sorted(self.profiles.items())
+        }
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(tomli_w.dumps({"general": general, "profiles": profiles}), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def profile(self, name: str, kind: str | None = None) -> Profile:
+        profile = self.profiles.get(name)
+        if profile is None:
+            raise InputError(f"no profile {name!r}: add it with 'goalgui profiles add {name} --kind ...'")
+        if kind is not None and profile.kind != kind:
+            raise InputError(f"profile {name!r} is a {profile.kind} profile, not {kind}")
+        return profile
+
+
+def _env_name(profile: str) -> str:
+    return "GOALGUI_" + re.sub(r"[^A-Za-z0-9]", "_", profile).upper() + "_API_KEY"
+
+
+def _keyring():
+    import keyring
+    import keyring.errors
+
+    return keyring, keyring.errors
+
+
+def keyring_problem() -> str | None:
+    """None if a usable keyring backend exists, else one line saying how to get one."""
+    keyring, _errors = _keyring()
+    backend = keyring.get_keyring()
+    priority = getattr(backend, "priority", 1)
+    if type(backend).__module__.startswith("keyring.backends.fail") or priority <= 0:
+        return ("no system keyring is available (backend: " + type(backend).__name__ + "); start and unlock "
+                "one (GNOME Keyring or KWallet, via Secret Service), or give the key in an environment "
+                "variable with --key-env VAR")
+    return None
+
+
+def store_key(profile: str, key: str) -> None:
+    """Put a profile's key in the system keyring; refuse (one line) where there is none."""
+    if not key:
+        raise InputError("the key is empty")
+    problem = keyring_problem()
+    if problem:
+        raise KeyringUnavailable(problem)
+    keyring, errors = _keyring()
+    try:
+        keyring.set_password(SERVICE, profile, key)
+    except errors.KeyringError as exc:
+        raise KeyringUnavailable(f"the keyring refused the key: {exc}") from None
+
+
+def delete_key(profile: str) -> None:
+    keyring, errors = _keyring()
+    try:
+        keyring.delete_password(SERVICE, profile)
+    except errors.PasswordDeleteError:
+        pass
+    except errors.KeyringError:
+        pass
+
+
+def find_key(profile: Profile) -> str | None:
+    """The key for a profile: the keyring, then GOALGUI_<PROFILE>_API_KEY, key_env, the usual variable."""
+    keyring, errors = _keyring()
+    try:
+        key = keyring.get_password(SERVICE, profile.name)
+    except errors.KeyringError:
+        key = None
+    if key:
+        return key
+    for var in (_env_name(profile.name), profile.key_env, USUAL_KEY_ENV.get(profile.kind)):
+        if var and os.environ.get(var):
+            return os.environ[var]
+    return None
