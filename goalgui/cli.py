@@ -165,7 +165,9 @@ def cmd_run(args) -> int:
     check_strategy(args.strategy)
     limits = Limits().merged(max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
                              turns=args.turn_budget, seconds=args.time_budget)
-    model, spec = load_model(args.model or DEFAULT_MODEL)
+    from .settings import Settings
+
+    model, spec = load_model(args.model or Settings.load().default_model or DEFAULT_MODEL)
     with _journal(args) as journal:
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
                          permission_mode=args.permission_mode or "auto-edit", sink=journal,
