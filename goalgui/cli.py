@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--model", required=True)
     add.add_argument("--key-env", help="read the key from this environment variable instead of the keyring")
     add.add_argument("--structured-output", default="auto", choices=["auto", "json_schema", "json_object", "none"])
+    add.add_argument("--embeddings-model", help="use this model of the provider for the findings memory")
     add.add_argument("--read-timeout", type=float, default=120.0)
     add.add_argument("--connect-timeout", type=float, default=10.0)
     profiles.add_parser("list", help="list profiles")
@@ -148,6 +149,12 @@ def _journal(args):
     return Journal(paths.journal_path(getattr(args, "journal", None)))
 
 
+def _embedder(model):
+    """The provider's embeddings for the findings memory, where its profile names a model."""
+    make = getattr(model, "embedder", None)
+    return make() if callable(make) else None
+
+
 def _confirmer(args):
     if args.yes:
         return approve_all
@@ -171,7 +178,7 @@ def cmd_run(args) -> int:
     with _journal(args) as journal:
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
                          permission_mode=args.permission_mode or "auto-edit", sink=journal,
-                         confirmer=_confirmer(args))
+                         confirmer=_confirmer(args), embedder=_embedder(model))
         return _drive(run, journal, args)
 
 
@@ -185,7 +192,7 @@ def cmd_resume(args) -> int:
             raise InputError(f"run {run_id} is {record.state.value}: there is nothing to resume")
         journal.claim(run_id)
         model, spec = load_model(args.model or record.model)
-        run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args))
+        run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args), embedder=_embedder(model))
         run.set_limits(max_goals=args.max_goals, tokens=args.token_budget, turns=args.turn_budget,
                        seconds=args.time_budget)
         if args.permission_mode:
@@ -352,7 +359,8 @@ def cmd_profiles(args) -> int:
         return _test_profile(settings.profile(args.name))
     profile = Profile(args.name, args.kind, args.base_url, args.model, key_env=args.key_env,
                       connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
-                      structured_output=args.structured_output).validated()
+                      structured_output=args.structured_output,
+                      embeddings_model=args.embeddings_model).validated()
     if NEEDS_KEY[profile.kind] and not args.key_env:
         if not sys.stdin.isatty():
             raise InputError("no terminal to ask for the key: run this in a terminal or give --key-env VAR")

@@ -308,3 +308,67 @@ async def test_retries_never_go_past_the_deadline():
 def test_backoff_matches_the_official_sdks():
     assert [backoff(n, lambda: 0.0) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
     assert backoff(0, lambda: 1.0) == 0.375  # 25% jitter at most
+
+
+def embedding_for(text):
+    """The server's embeddings: texts about the market size point one way, the rest another."""
+    return [1.0, 0.0, 0.0] if "market size" in text.lower() else [0.0, 1.0, 0.1 * len(text) % 1]
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+async def test_the_findings_memory_uses_the_providers_embeddings(kind):
+    def answer(path, body):
+        if path.endswith("embeddings") or path.endswith("/embed"):
+            vectors = [embedding_for(t) for t in body["input"]]
+            if kind == "openai":
+                return ("reply", 200, {"data": [{"index": i, "embedding": v} for i, v in enumerate(vectors)]})
+            return ("reply", 200, {"embeddings": vectors})
+        system = body["messages"][0]["content"]
+        if "Judge whether" in system:
+            goal = body["messages"][1]["content"]
+            text = "NO" if "Write a report" in goal.split("name=\"goal\"")[1][:40] else "YES"
+        elif "Break the parent" in system:
+            text = '["Find the UK market size", "Compute the MARKET SIZE in pounds"]'
+        elif "Decide whether" in system:
+            text = "YES"
+        else:
+            text = "1.6bn"
+        return ("reply", 200, PROVIDERS[kind][1](text))
+
+    with ScriptedServer() as server:
+        server.default = answer
+        model, _ = make(kind, server.url)
+        model.profile.embeddings_model = "embedder-1"
+        run = Run.create("Write a report", model, embedder=model.embedder())
+        assert await run.drive() is RunState.COMPLETE
+        await model.aclose()
+    goals = list(run.record.goals.values())
+    assert "reused finding of g2" in goals[2].note  # different words, same meaning to the embedder
+    executes = [r for r in server.requests if "messages" in r["body"]
+                and "Complete the goal" in r["body"]["messages"][0]["content"]]
+    assert len(executes) == 1
+    embeds = [r for r in server.requests if "embed" in r["path"]]
+    assert embeds and all(r["body"]["model"] == "embedder-1" for r in embeds)
+
+
+async def test_restored_findings_are_embedded_in_one_batch():
+    from goalgui.engine.memory import FindingsMemory
+
+    class Counting:
+        dimension = None
+
+        def __init__(self):
+            self.batches = []
+
+        async def aembed(self, texts):
+            self.batches.append(list(texts))
+            return [embedding_for(t) for t in texts]
+
+    embedder = Counting()
+    memory = FindingsMemory(embedder)
+    for i, tag in enumerate(["Find the market size", "List rivals", "Draft a memo"]):
+        memory.save(f"g{i}", f"result {i}", tag)
+    assert len(memory) == 0
+    await memory.prepare(["Compute the market size"])
+    assert embedder.batches == [["Find the market size", "List rivals", "Draft a memo", "Compute the market size"]]
+    assert len(memory) == 3 and memory.reusable("Compute the market size").key == "g0"

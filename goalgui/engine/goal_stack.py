@@ -160,6 +160,7 @@ class GoalStack:
     async def _execute_and_verify(self, goal: Goal, actionable: bool, notes: list[str]) -> None:
         run = self.run
         rec = run.record
+        await run.memory.prepare([goal.text])
         related = run.memory.search(goal.text, k=3)
         prior = related[0] if related and related[0].score >= run.memory.threshold else None
         if prior is not None and prior.key != goal.id:

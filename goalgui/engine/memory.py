@@ -29,6 +29,15 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+class AsyncEmbedder(Protocol):
+    """An embedder that must be awaited (a provider's embeddings endpoint). `dimension` may be
+    None until the first vectors arrive."""
+
+    dimension: int | None
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
 class HashingEmbedder:
     """A dependency-free embedder: hashed words and word bigrams, L2-normalised.
 
@@ -109,14 +118,42 @@ class FindingsMemory:
     dimension x findings. Dense embedders use the whole matrix.
     """
 
-    def __init__(self, embedder: Embedder | None = None, threshold: float = DEFAULT_THRESHOLD):
+    def __init__(self, embedder: Embedder | AsyncEmbedder | None = None, threshold: float = DEFAULT_THRESHOLD):
         self.embedder = embedder or HashingEmbedder()
         self.threshold = threshold
+        self._async = hasattr(self.embedder, "aembed")
         self._keys: list[str] = []
         self._texts: list[str] = []
         self._tags: list[str] = []
-        self._columns = np.zeros((self.embedder.dimension, 64), dtype=np.float32)
-        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._columns: np.ndarray | None = None
+        if self.embedder.dimension:
+            self._columns = np.zeros((self.embedder.dimension, 64), dtype=np.float32)
+        self._recent: OrderedDict[str, tuple] = OrderedDict()
+        self._waiting: list[tuple[str, str, str]] = []  # saved before their vectors could be fetched
+
+    async def prepare(self, texts: Sequence[str]) -> None:
+        """Fetch the vectors an awaited embedder owes (for `texts` and for findings saved before).
+        Call before `search`/`save` with such an embedder; with a plain one it does nothing."""
+        if not self._async:
+            return
+        waiting, self._waiting = self._waiting, []
+        wanted = [t for t in dict.fromkeys([tag for _, _, tag in waiting] + list(texts)) if t not in self._recent]
+        fetched: dict[str, tuple] = {}
+        if wanted:
+            vectors = np.asarray(await self.embedder.aembed(wanted), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms > 0, norms, 1)
+            fetched = {text: (slice(None), vector) for text, vector in zip(wanted, vectors)}
+        for key, text, tag in waiting:
+            self._insert(key, text, tag, fetched.get(tag) or self._recent[tag])
+        for text in texts:
+            if text in fetched:
+                self._remember(text, fetched[text])
+
+    def _remember(self, text: str, vector: tuple) -> None:
+        self._recent[text] = vector
+        if len(self._recent) > 16:
+            self._recent.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -125,23 +162,31 @@ class FindingsMemory:
         """(dimensions, values) of a text: only its nonzero dimensions for a sparse embedder."""
         vector = self._recent.get(text)
         if vector is None:
+            if self._async:
+                raise RuntimeError("an awaited embedder needs `await memory.prepare([text])` first")
             sparse = getattr(self.embedder, "sparse", None)
             if sparse is not None:
                 vector = sparse(text)
             else:
                 vector = (slice(None), self.embedder.embed([text])[0])
-            self._recent[text] = vector
-            if len(self._recent) > 16:
-                self._recent.popitem(last=False)
+            self._remember(text, vector)
         return vector
 
     def save(self, key: str, text: str, tag: str) -> None:
+        if self._async and tag not in self._recent:  # its vector is fetched by the next prepare()
+            self._waiting.append((key, text, tag))
+            return
+        self._insert(key, text, tag, self._vector(tag))
+
+    def _insert(self, key: str, text: str, tag: str, vector: tuple) -> None:
+        dims, values = vector
+        if self._columns is None:
+            self._columns = np.zeros((len(values), 64), dtype=np.float32)
         n = len(self._keys)
         if n == self._columns.shape[1]:
             grown = np.zeros((self._columns.shape[0], 2 * n), dtype=np.float32)
             grown[:, :n] = self._columns
             self._columns = grown
-        dims, values = self._vector(tag)
         self._columns[dims, n] = values
         self._keys.append(key)
         self._texts.append(text)

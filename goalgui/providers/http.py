@@ -90,6 +90,31 @@ class HttpModel(abc.ABC):
     def headers(self) -> dict[str, str]:
         return {}
 
+    def embedder(self) -> ProviderEmbedder | None:
+        """The findings memory's embedder from this provider's endpoint, where the profile names
+        an embeddings model and the provider has an endpoint; else None (the default is used)."""
+        if self.profile.embeddings_model and self.embeddings_path:
+            return ProviderEmbedder(self)
+        return None
+
+    embeddings_path: str | None = None
+
+    def embeddings_body(self, texts: list[str]) -> dict:
+        return {"model": self.profile.embeddings_model, "input": texts}
+
+    def embeddings_parse(self, data: Any) -> list[list[float]]:
+        raise BadResponse(f"{self.name}: no embeddings endpoint")
+
+    async def embed_texts(self, texts: list[str]):
+        data = await self.post(self.embeddings_path, self.embeddings_body(list(texts)), None)
+        try:
+            vectors = self.embeddings_parse(data)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise BadResponse(f"{self.name}: unexpected embeddings reply ({type(exc).__name__}: {exc})") from None
+        if len(vectors) != len(texts) or len({len(v) for v in vectors}) != 1:
+            raise BadResponse(f"{self.name}: {len(vectors)} embeddings for {len(texts)} texts")
+        return vectors
+
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None or self._client.is_closed:
@@ -201,3 +226,16 @@ class HttpModel(abc.ABC):
             if err:
                 return str(err)[:200]
         return json.dumps(data)[:200]
+
+
+class ProviderEmbedder:
+    """Embeddings from a provider's endpoint, awaited by the findings memory."""
+
+    def __init__(self, model: HttpModel):
+        self.model = model
+        self.dimension: int | None = None
+
+    async def aembed(self, texts):
+        vectors = await self.model.embed_texts(list(texts))
+        self.dimension = len(vectors[0])
+        return vectors

@@ -18,6 +18,10 @@ class OllamaModel(HttpModel):
 
     kind = "ollama"
     path = "/api/chat"
+    embeddings_path = "/api/embed"
+
+    def embeddings_parse(self, data: Any) -> list[list[float]]:
+        return data["embeddings"]
 
     def body(self, request: ModelRequest) -> dict:
         messages = []

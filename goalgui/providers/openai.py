@@ -39,6 +39,10 @@ class OpenAIModel(HttpModel):
 
     kind = "openai"
     path = "/chat/completions"
+    embeddings_path = "/embeddings"
+
+    def embeddings_parse(self, data: Any) -> list[list[float]]:
+        return [item["embedding"] for item in sorted(data["data"], key=lambda item: item.get("index", 0))]
 
     def __init__(self, profile, key, **kwargs):
         super().__init__(profile, key, **kwargs)
