@@ -31,6 +31,19 @@ class ChatModel:
         return ModelReply(out if isinstance(out, str) else json.dumps(out), usage=Usage(10, 5))
 
 
+class GatedChatModel(ChatModel):
+    """Chat turns answer at once; goal work waits for the gate, so the goal stays in progress."""
+
+    def __init__(self, gate, *turns):
+        super().__init__(*turns)
+        self.gate = gate
+
+    async def complete(self, request):
+        if request.purpose != "chat":
+            await self.gate.wait()
+        return await super().complete(request)
+
+
 class Desk:
     def __init__(self, answer):
         self.answer, self.questions = answer, []
@@ -89,14 +102,7 @@ async def test_auto_mode_does_not_ask():
 
 async def test_tools_while_a_goal_exists():
     gate = asyncio.Event()
-
-    class Slow(ChatModel):
-        async def complete(self, request):
-            if request.purpose != "chat":
-                await gate.wait()
-            return await super().complete(request)
-
-    model = Slow(create(), "started", {"name": "GetGoal", "arguments": {}}, "here it is",
+    model = GatedChatModel(gate, create(), "started", {"name": "GetGoal", "arguments": {}}, "here it is",
                  {"name": "SetGoalBudget", "arguments": {"token_budget": 5000}}, "set",
                  {"name": "UpdateGoal", "arguments": {"status": "paused"}}, "paused",
                  create("Another goal"), "refused")
@@ -145,14 +151,7 @@ async def test_draft_fills_the_write_goal_fields():
 ])
 async def test_update_goal_completes_or_blocks(status, state, reason):
     gate = asyncio.Event()
-
-    class Slow(ChatModel):
-        async def complete(self, request):
-            if request.purpose != "chat":
-                await gate.wait()
-            return await super().complete(request)
-
-    model = Slow(create(), "started",
+    model = GatedChatModel(gate, create(), "started",
                  {"name": "UpdateGoal", "arguments": {"status": status, "reason": "needs the changelog"}}, "done")
     session = GoalSession(model, permission_mode="auto")
     run = (await session.send("go")).created
