@@ -160,3 +160,14 @@ async def test_update_goal_completes_or_blocks(status, state, reason):
     assert all(g.status.value != "running" for g in run.record.goals.values())
     await asyncio.wait_for(run._drive_task, 2)
     assert run.state is state
+
+
+async def test_an_illegal_status_change_is_a_tool_error_not_a_crash():
+    gate = asyncio.Event()
+    model = GatedChatModel(gate, create(), "started", {"name": "UpdateGoal", "arguments": {"status": "active"}}, "ok")
+    session = GoalSession(model, permission_mode="auto")
+    run = (await session.send("go")).created
+    reply = await session.send("resume it")
+    assert "cannot become active" in reply.tool_results[0]["result"]["error"]
+    run.cancel()
+    gate.set()

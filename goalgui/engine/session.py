@@ -19,7 +19,15 @@ from typing import Callable
 from . import events as ev
 from . import prompts
 from .confirm import ConfirmationAnswer, ConfirmationRequest, ConfirmerFn, Outcome, approve_all
-from .lifecycle import InputError, Limits, RunState, parse_duration, validate_objective, validate_permission_mode
+from .lifecycle import (
+    IllegalTransition,
+    InputError,
+    Limits,
+    RunState,
+    parse_duration,
+    validate_objective,
+    validate_permission_mode,
+)
 from .model import Model, ModelRequest
 from .parsing import Unparseable, json_values
 from .run import Run
@@ -235,7 +243,7 @@ class GoalSession:
                 self.run.set_limits(**_budgets(args))
                 return {"ok": True, "goal": self.goal_state()}, None
             return {"error": f"unknown tool {name!r}"}, None
-        except InputError as exc:
+        except (InputError, IllegalTransition) as exc:
             return {"error": str(exc)}, None
 
     async def _create_from_model(self, args: dict) -> tuple[dict, Run | None]:
