@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -69,17 +70,23 @@ class LocalModel:
         # budget, which leaves room to close its JSON
         self.max_tokens = max_tokens
         self._llama = None
+        self._stop = threading.Event()  # the running generation's stop flag
         self._grammars: dict[str, object] = {}
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="goalgui-llama")
-        self._lock = asyncio.Lock()
         self.tokens_generated = 0
 
     def _load(self):
         if self._llama is None:
-            from llama_cpp import Llama
+            import llama_cpp
 
-            self._llama = Llama(model_path=str(self.model_path), n_ctx=self.context, n_threads=self.threads,
-                                n_threads_batch=self.threads, seed=self.seed, verbose=False)
+            self._llama = llama_cpp.Llama(model_path=str(self.model_path), n_ctx=self.context,
+                                          n_threads=self.threads, n_threads_batch=self.threads, seed=self.seed,
+                                          verbose=False)
+            _route_llama_logs()
+            # llama.cpp asks this between graph nodes, so a stop also cuts a long prompt's evaluation
+            # short, not only the generation after it
+            self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: self._stop.is_set())
+            llama_cpp.llama_set_abort_callback(self._llama._ctx.ctx, self._abort_callback, None)
         return self._llama
 
     def _grammar(self, schema: dict):
@@ -94,6 +101,7 @@ class LocalModel:
 
     def generate(self, request: ModelRequest, stop: threading.Event) -> ModelReply:
         """Blocking: run on the worker thread. Stops between tokens once `stop` is set."""
+        self._stop = stop
         llama = self._load()
         messages = [{"role": m.get("role", "user") if m.get("role") != "tool" else "user",
                      "content": m.get("content") or ""} for m in request.messages]
@@ -114,6 +122,10 @@ class LocalModel:
                 delta = chunk["choices"][0].get("delta") or {}
                 if delta.get("content"):
                     pieces.append(delta["content"])
+        except RuntimeError:
+            if not stop.is_set():
+                raise
+            # llama_decode was aborted by the stop flag: nobody waits for this reply
         finally:
             with contextlib.suppress(Exception):
                 stream.close()
@@ -124,16 +136,17 @@ class LocalModel:
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         loop = asyncio.get_running_loop()
-        async with self._lock:  # one generation at a time per loaded model
-            stop = threading.Event()
-            future = loop.run_in_executor(self._executor, self.generate, request, stop)
-            try:
-                return await asyncio.shield(future)
-            except asyncio.CancelledError:
-                stop.set()  # the worker stops at the next token; wait for it so the model is free
-                with contextlib.suppress(BaseException):
-                    await future
-                raise
+        # One generation at a time per loaded model: the single worker thread runs them in turn.
+        stop = threading.Event()
+        future = loop.run_in_executor(self._executor, self.generate, request, stop)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # Take effect now: the worker stops at its next token (or once the prompt is read)
+            # on its own, and the next generation queues behind it.
+            stop.set()
+            future.add_done_callback(_consume)
+            raise
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
@@ -141,3 +154,32 @@ class LocalModel:
             with contextlib.suppress(Exception):
                 self._llama.close()
             self._llama = None
+
+
+# one step down: llama.cpp reports a decode that our stop flag aborted as an error
+_LOG_LEVELS = {0: logging.ERROR, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING, 4: logging.DEBUG}
+_llama_log = logging.getLogger("goalgui.llama")
+_log_callback = None
+
+
+def _route_llama_logs() -> None:
+    """llama.cpp's own messages go to goalgui's log file, not over the terminal or the window."""
+    global _log_callback
+    import ctypes
+
+    import llama_cpp
+
+    if _log_callback is None:
+        @llama_cpp.llama_log_callback
+        def callback(level, text, _user_data):
+            _llama_log.log(_LOG_LEVELS.get(level, logging.DEBUG), "%s", text.decode("utf-8", "replace").rstrip())
+
+        _log_callback = callback
+    # set again after every load: llama-cpp-python puts its own back when it creates a model
+    llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
+def _consume(future) -> None:
+    """Read the result of an abandoned generation so its error, if any, is not reported unread."""
+    if not future.cancelled():
+        future.exception()
