@@ -179,3 +179,28 @@ def test_cancel_from_another_process_ends_the_driving_run_with_exit_4(cli):
         stdout, _ = proc.communicate(timeout=10)
     assert proc.returncode == 4
     assert json.loads(stdout)["state"] == "cancelled"
+
+
+def test_ask_mode_on_a_terminal_asks_and_keeps_the_chosen_subgoals(cli):
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.fast, "--permission-mode", "ask",
+                                      "--json"),
+                          cwd=cli.tmp, env=cli_env(cli.home), stdin=slave, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        os.close(slave)
+        question = ""
+        while "numbers to keep" not in question:  # the question goes to stderr, ending without a newline
+            chunk = os.read(proc.stderr.fileno(), 4096).decode()
+            assert chunk, question
+            question += chunk
+        assert "1. Find the first fact" in question and "3. Draft the answer" in question
+        os.write(master, b"1 3\n")
+        stdout, _ = proc.communicate(timeout=30)
+    os.close(master)
+    assert proc.returncode == 0
+    report = json.loads(stdout)
+    assert [g["text"] for g in report["goals"][1:]] == ["Find the first fact", "Draft the answer"]
+    assert "sub-goals edited on confirmation" in report["goals"][0]["note"]
