@@ -366,7 +366,12 @@ def cmd_profiles(args) -> int:
             raise InputError("no terminal to ask for the key: run this in a terminal or give --key-env VAR")
         import getpass
 
-        store_key(profile.name, getpass.getpass(f"API key for {profile.name} (stored in the system keyring): "))
+        key = getpass.getpass(f"API key for {profile.name} (stored in the system keyring"
+                              + ("; Enter for none" if profile.kind == "openai" else "") + "): ").strip()
+        if key:
+            store_key(profile.name, key)
+        elif profile.kind != "openai":  # a local OpenAI-compatible server may need none; Anthropic always does
+            raise InputError(f"a {profile.kind} profile needs a key")
     settings.profiles[profile.name] = profile
     settings.save()
     print(f"saved profile {profile.name}; try it with: goalgui profiles test {profile.name}")
