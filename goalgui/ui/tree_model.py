@@ -1,0 +1,190 @@
+"""The goal tree as one QAbstractItemModel, fed by engine events.
+
+Rows are inserted as goals appear (one beginInsertRows per parent per batch)
+and changed in place (one dataChanged per changed row, spanning its columns).
+The model is reset only when a different run is shown. It keeps its own small
+node table rather than the engine's record, so a batch applies in one pass and
+the view never reads engine state that is ahead of what it was told.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from ..engine import events as ev
+
+COLUMNS = ("Goal", "Parent", "Depth", "Status", "Tokens", "Attempts", "Result")
+STATUS_MARK = {"pending": "○", "running": "▶", "done": "✔", "failed": "✘", "skipped": "⤼", "abandoned": "—"}
+STATUS_COLOUR = {"pending": "#7f8c8d", "running": "#2980b9", "done": "#27ae60", "failed": "#c0392b",
+                 "skipped": "#8e44ad", "abandoned": "#b9770e"}
+GOAL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+@dataclass(slots=True)
+class _Node:
+    goal_id: str
+    parent: _Node | None
+    depth: int
+    text: str
+    status: str = "pending"
+    tokens: int = 0
+    attempts: int = 0
+    result_chars: int = 0
+    row: int = 0
+    children: list[_Node] = field(default_factory=list)
+
+
+class GoalTreeModel(QAbstractItemModel):
+    """Goals as a tree: id, parent, depth, status (mark, word and colour), tokens, attempts, result size."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._roots: list[_Node] = []
+        self._nodes: dict[str, _Node] = {}
+
+    # -- feeding ---------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Show another run: the one reset this model ever does."""
+        self.beginResetModel()
+        self._roots, self._nodes = [], {}
+        self.endResetModel()
+
+    def apply(self, batch: Sequence[ev.Event]) -> None:
+        """Insert the goals a batch adds (grouped by parent) and update the rows it changes."""
+        added: dict[str | None, list[ev.GoalAdded]] = {}
+        changed: dict[str, dict] = {}
+        for e in batch:
+            t = type(e)
+            if t is ev.GoalAdded:
+                added.setdefault(e.parent_id, []).append(e)
+            elif t is ev.GoalChanged:
+                fields = changed.setdefault(e.goal_id, {})
+                if e.status is not None:
+                    fields["status"] = e.status
+                if e.attempts is not None:
+                    fields["attempts"] = e.attempts
+                if e.result is not None:
+                    fields["result_chars"] = len(e.result)
+            elif t is ev.TurnStarted and e.goal_id is not None:
+                changed.setdefault(e.goal_id, {})["status"] = "running"
+            elif t is ev.ModelCalled and e.goal_id is not None:
+                fields = changed.setdefault(e.goal_id, {})
+                fields["tokens"] = fields.get("tokens", 0) + e.tokens_in + e.tokens_out
+        # insert in the order goals appeared: a child's parent always exists before it
+        pending = list(added.items())
+        while pending:
+            waiting = []
+            for parent_id, goals in pending:
+                if parent_id is not None and parent_id not in self._nodes:
+                    waiting.append((parent_id, goals))
+                    continue
+                self._insert(parent_id, goals)
+            if len(waiting) == len(pending):
+                raise ValueError(f"goals added under unknown parents: {[p for p, _ in waiting]}")
+            pending = waiting
+        for goal_id, fields in changed.items():
+            node = self._nodes.get(goal_id)
+            if node is None:
+                continue
+            tokens = fields.pop("tokens", 0)
+            node.tokens += tokens
+            for name, value in fields.items():
+                setattr(node, name, value)
+            self.dataChanged.emit(self._index(node, 0), self._index(node, len(COLUMNS) - 1))
+
+    def _insert(self, parent_id: str | None, goals: list[ev.GoalAdded]) -> None:
+        parent = self._nodes[parent_id] if parent_id is not None else None
+        siblings = parent.children if parent is not None else self._roots
+        first = len(siblings)
+        parent_index = self._index(parent, 0) if parent is not None else QModelIndex()
+        self.beginInsertRows(parent_index, first, first + len(goals) - 1)
+        for offset, e in enumerate(goals):
+            node = _Node(e.goal_id, parent, e.depth, e.text, row=first + offset)
+            siblings.append(node)
+            self._nodes[e.goal_id] = node
+        self.endInsertRows()
+
+    def load(self, events: Iterable[ev.Event]) -> None:
+        """Show a run from its events (a reset, then one pass)."""
+        self.clear()
+        self.apply(list(events))
+
+    # -- reading ---------------------------------------------------------------
+
+    def goal_count(self) -> int:
+        return len(self._nodes)
+
+    def index_of(self, goal_id: str, column: int = 0) -> QModelIndex:
+        node = self._nodes.get(goal_id)
+        return self._index(node, column) if node is not None else QModelIndex()
+
+    def _index(self, node: _Node, column: int) -> QModelIndex:
+        return self.createIndex(node.row, column, node)
+
+    # -- QAbstractItemModel ----------------------------------------------------
+
+    def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:
+        if column < 0 or column >= len(COLUMNS) or row < 0:
+            return QModelIndex()
+        siblings = parent.internalPointer().children if parent.isValid() else self._roots
+        if row >= len(siblings):
+            return QModelIndex()
+        return self.createIndex(row, column, siblings[row])
+
+    def parent(self, child: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not child.isValid():
+            return QModelIndex()
+        node: _Node = child.internalPointer()
+        if node.parent is None:
+            return QModelIndex()
+        return self.createIndex(node.parent.row, 0, node.parent)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        if parent.isValid():
+            return len(parent.internalPointer().children) if parent.column() == 0 else 0
+        return len(self._roots)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        node: _Node = index.internalPointer()
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return f"{node.goal_id}  {node.text}"
+            if column == 1:
+                return node.parent.goal_id if node.parent is not None else ""
+            if column == 2:
+                return node.depth
+            if column == 3:  # the mark and the word: readable without colour
+                return f"{STATUS_MARK.get(node.status, '?')} {node.status}"
+            if column == 4:
+                return node.tokens
+            if column == 5:
+                return node.attempts
+            return node.result_chars
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return node.text
+        if role == Qt.ItemDataRole.ForegroundRole and column == 3:
+            return QBrush(QColor(STATUS_COLOUR.get(node.status, "#000000")))
+        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2 and column != 3:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == GOAL_ID_ROLE:
+            return node.goal_id
+        if role == STATUS_ROLE:
+            return node.status
+        return None

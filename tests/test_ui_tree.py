@@ -1,0 +1,111 @@
+"""The goal tree model, checked by qtmodeltester while a run adds and changes goals."""
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+
+from goalgui.engine import Limits, Run
+from goalgui.engine.record import RunRecord
+from goalgui.ui.bridge import EventBridge
+from goalgui.ui.tree_model import GOAL_ID_ROLE, STATUS_ROLE, GoalTreeModel
+
+from .models import FunctionModel, well_behaved
+
+
+def recorded_run(width=3, leaf_depth=2, **limits):
+    """A finished run and its committed batches, as the journal handed them out."""
+    batches = []
+
+    async def go():
+        run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r, width=width, leaf_depth=leaf_depth)),
+                         limits=Limits(**limits))
+        run.subscribe(lambda batch: batches.append(list(batch)))
+        await run.drive()
+        return run
+
+    return asyncio.run(go()), batches
+
+
+def rows_of(model, parent=QModelIndex()):
+    out = []
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 0, parent)
+        out.append((model.data(index, GOAL_ID_ROLE), model.data(index, STATUS_ROLE),
+                    model.data(model.index(row, 4, parent)), rows_of(model, index)))
+    return out
+
+
+def tree_of(report):
+    by_parent = {}
+    for g in report["goals"]:
+        by_parent.setdefault(g["parent_id"], []).append(g)
+
+    def build(parent_id):
+        return [(g["id"], g["status"], g["tokens"], build(g["id"])) for g in by_parent.get(parent_id, [])]
+
+    return build(None)
+
+
+def test_the_model_follows_a_run_event_by_event_under_the_model_tester(qtmodeltester):
+    run, batches = recorded_run(max_goals=40)
+    model = GoalTreeModel()
+    qtmodeltester.check(model)  # empty
+    resets = []
+    model.modelReset.connect(lambda: resets.append(1))
+    inserted = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append(last - first + 1))
+    for batch in batches:
+        for event in batch:  # one event at a time: the hardest way to feed it
+            model.apply([event])
+    qtmodeltester.check(model)
+    assert not resets and sum(inserted) == len(run.record.goals)
+    assert rows_of(model) == tree_of(run.report())
+
+
+def test_whole_batches_insert_one_block_per_parent(qtmodeltester):
+    run, batches = recorded_run(width=4, leaf_depth=2, max_goals=40)
+    model = GoalTreeModel()
+    inserted = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append((parent.data(GOAL_ID_ROLE), last - first + 1)))
+    everything = [e for batch in batches for e in batch]
+    model.apply(everything)
+    qtmodeltester.check(model)
+    parents = [p for p, _ in inserted]
+    assert len(parents) == len(set(parents))  # never two inserts for the same parent in one batch
+    assert rows_of(model) == tree_of(run.report())
+
+
+def test_status_is_readable_without_colour_and_the_tooltip_is_the_text():
+    run, batches = recorded_run(width=2, leaf_depth=1)
+    model = GoalTreeModel()
+    model.load(e for batch in batches for e in batch)
+    root = model.index(0, 3)
+    assert model.data(root) == "✔ done"
+    assert model.data(root, Qt.ItemDataRole.ForegroundRole).color().name() == "#27ae60"
+    assert model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole) == "Write a report"
+    assert model.headerData(4, Qt.Orientation.Horizontal) == "Tokens"
+
+
+def test_the_bridge_hands_on_batches_in_ticks(qtbot):
+    run, batches = recorded_run(width=2, leaf_depth=1)
+    bridge = EventBridge(interval_ms=10)
+    model = GoalTreeModel()
+    bridge.events_committed.connect(model.apply)
+
+    class FakeRun:
+        def subscribe(self, callback):
+            self.callback = callback
+            return lambda: None
+
+    fake = FakeRun()
+    bridge.attach(fake)
+    for batch in batches:
+        fake.callback(batch)
+    with qtbot.waitSignal(bridge.events_committed, timeout=2000):
+        pass
+    qtbot.waitUntil(lambda: model.goal_count() == len(run.record.goals), timeout=2000)
+    bridge.detach()
+    assert rows_of(model) == tree_of(run.report())
+    rebuilt = RunRecord.from_events(e for batch in batches for e in batch)
+    assert rebuilt.report()["goals"] == run.report()["goals"]
