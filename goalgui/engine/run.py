@@ -459,7 +459,11 @@ class Run:
 
     def _cancel_step(self) -> None:
         task = self._step_task
-        if task is not None and not task.done() and task is not asyncio.current_task():
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:  # called from a Qt slot between two turns of the loop
+            current = None
+        if task is not None and not task.done() and task is not current:
             task.cancel()
 
     # -- driving -------------------------------------------------------------
@@ -467,7 +471,11 @@ class Run:
     def start(self) -> asyncio.Task:
         """Drive in a task owned by this run (for callers that do not await `drive`)."""
         if self._drive_task is None or self._drive_task.done():
-            self._drive_task = asyncio.get_running_loop().create_task(self.drive())
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a Qt slot between two turns of qasync's loop
+                loop = asyncio.get_event_loop_policy().get_event_loop()
+            self._drive_task = loop.create_task(self.drive())
         return self._drive_task
 
     async def drive(self) -> RunState:

@@ -1,0 +1,183 @@
+"""Confirmation dialogs for what the model proposes, and the confirmer that awaits them.
+
+The dialog is non-modal (shown, never `exec()` inside a coroutine): the engine
+awaits a future that the dialog's buttons resolve, and the window's controls
+stay usable while it waits. A goal the model
+wants to start shows its objective, completion criteria and budgets, all
+editable, and the permission mode to run it under; proposed sub-goals show as
+a checklist to keep, edit or drop. A waiting dialog alerts the window and the
+task bar, and a tray notification appears where a tray exists. An optional
+timeout declines it. Pausing or cancelling the run aborts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QSpinBox,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..engine.confirm import ConfirmationAnswer, ConfirmationRequest
+from ..engine.lifecycle import PERMISSION_MODES
+
+
+class ConfirmDialog(QDialog):
+    """One question: approve (with edits and a mode) or decline."""
+
+    answered = Signal(object)  # ConfirmationAnswer
+
+    def __init__(self, request: ConfirmationRequest, parent: QWidget | None = None, timeout_s: float | None = None):
+        super().__init__(parent)
+        self.request = request
+        self._answer: ConfirmationAnswer | None = None
+        p = request.proposal
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        layout.addLayout(form)
+        self.objective = self.criteria = None
+        self.budgets: dict[str, QSpinBox] = {}
+        self.subgoals: QListWidget | None = None
+        if request.kind == "subgoals":
+            self.setWindowTitle("Approve sub-goals")
+            layout.insertWidget(0, QLabel(f"The model wants to split:\n{p['parent']}"))
+            self.subgoals = QListWidget()
+            for text in p["subgoals"]:
+                item = QListWidgetItem(text)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)
+                item.setCheckState(Qt.CheckState.Checked)
+                self.subgoals.addItem(item)
+            form.addRow("Keep, edit (double-click) or drop", self.subgoals)
+        else:
+            self.setWindowTitle("The model wants to start a goal")
+            self.objective = QPlainTextEdit(p.get("objective", ""))
+            self.criteria = QLineEdit(p.get("criteria", ""))
+            form.addRow("Objective", self.objective)
+            form.addRow("Completion criteria", self.criteria)
+            limits = p.get("limits") or {}
+            for name, label, high in (("tokens", "Token budget", 2_000_000_000), ("turns", "Turn budget", 1_000_000),
+                                      ("seconds", "Time budget (s)", 86_400)):
+                spin = QSpinBox()
+                spin.setRange(0, high)
+                spin.setSpecialValueText("none")
+                spin.setValue(int(limits.get(name) or 0))
+                self.budgets[name] = spin
+                form.addRow(label, spin)
+        self.mode = QComboBox()
+        self.mode.addItems(PERMISSION_MODES)
+        self.mode.setCurrentText(request.mode)
+        form.addRow("Run it in mode", self.mode)
+        buttons = QDialogButtonBox()
+        self.approve_button = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.decline_button = buttons.addButton("Decline", QDialogButtonBox.ButtonRole.RejectRole)
+        buttons.accepted.connect(self._on_buttons_accepted)
+        buttons.rejected.connect(self._on_buttons_rejected)
+        layout.addWidget(buttons)
+        self.timer: QTimer | None = None
+        if timeout_s:
+            self.timer = QTimer(self)
+            self.timer.setSingleShot(True)
+            self.timer.timeout.connect(self._on_timer_timeout)
+            self.timer.start(int(timeout_s * 1000))
+
+    def answer(self) -> ConfirmationAnswer:
+        """What the dialog's fields say now, as an approval."""
+        edits: dict = {}
+        if self.subgoals is not None:
+            kept = [self.subgoals.item(i).text().strip() for i in range(self.subgoals.count())
+                    if self.subgoals.item(i).checkState() == Qt.CheckState.Checked]
+            if kept != list(self.request.proposal["subgoals"]):
+                edits["subgoals"] = [k for k in kept if k]
+        else:
+            objective = self.objective.toPlainText().strip()
+            if objective != self.request.proposal.get("objective"):
+                edits["objective"] = objective
+            if self.criteria.text() != self.request.proposal.get("criteria", ""):
+                edits["criteria"] = self.criteria.text()
+            limits = {name: spin.value() or None for name, spin in self.budgets.items()}
+            before = self.request.proposal.get("limits") or {}
+            if any((limits[n] or None) != (before.get(n) or None) for n in limits):
+                edits["limits"] = limits
+        return ConfirmationAnswer.approve(self.mode.currentText(), **edits)
+
+    def _finish(self, answer: ConfirmationAnswer) -> None:
+        if self._answer is None:
+            self._answer = answer
+            if self.timer is not None:
+                self.timer.stop()
+            self.answered.emit(answer)
+        self.close()
+
+    def _on_buttons_accepted(self) -> None:
+        self._finish(self.answer())
+        self.accept()
+
+    def _on_buttons_rejected(self) -> None:
+        self._finish(ConfirmationAnswer.decline())
+        self.reject()
+
+    def _on_timer_timeout(self) -> None:
+        self._finish(ConfirmationAnswer.decline())
+        self.reject()
+
+    def abort(self) -> None:
+        """Nobody will answer: the run was paused or cancelled."""
+        self._finish(ConfirmationAnswer.abort())
+        self.reject()
+
+    def closeEvent(self, event) -> None:  # the window's close button declines
+        if self._answer is None:
+            self._finish(ConfirmationAnswer.decline())
+        super().closeEvent(event)
+
+
+class DialogConfirmer:
+    """The engine's confirmer in the window: opens a dialog and awaits its answer."""
+
+    def __init__(self, window: QWidget, timeout_s: float | None = None, tray: QSystemTrayIcon | None = None):
+        self.window = window
+        self.timeout_s = timeout_s
+        self.tray = tray
+        self.open_dialogs: list[ConfirmDialog] = []
+
+    async def __call__(self, request: ConfirmationRequest) -> ConfirmationAnswer:
+        dialog = ConfirmDialog(request, self.window, self.timeout_s)
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        dialog.answered.connect(lambda answer: future.done() or future.set_result(answer))
+        self.open_dialogs.append(dialog)
+        # show(), not exec() (which would nest an event loop inside this coroutine) and not open()
+        # (window-modal: it would lock Pause and Cancel while the question waits)
+        dialog.setWindowModality(Qt.WindowModality.NonModal)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        self._alert(request)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            dialog.abort()
+            raise
+        finally:
+            self.open_dialogs.remove(dialog)
+            dialog.deleteLater()
+
+    def _alert(self, request: ConfirmationRequest) -> None:
+        """Impossible to miss: the window and task bar flash, and the tray says so where there is one."""
+        QApplication.alert(self.window)
+        if self.tray is not None and QSystemTrayIcon.isSystemTrayAvailable() and self.tray.isVisible():
+            what = "start a goal" if request.kind == "create_goal" else "split a goal"
+            self.tray.showMessage("goalgui is waiting", f"The model wants to {what}: approve or decline.")

@@ -1,0 +1,207 @@
+"""Run controls (pause, resume, cancel, skip, raise budget, permission mode) and the status line.
+
+Every control is a direct call on the run: no model turn, effective at once.
+A button is enabled only when its action is legal in the run's state.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from ..engine.lifecycle import PERMISSION_MODES, InputError, RunState
+from ..engine.record import SETTLED
+
+_STOPPABLE = (RunState.ACTIVE, RunState.PAUSED, RunState.BLOCKED)
+
+
+def modeline(record, waiting: bool = False) -> str:
+    """The run's state in one line, like the seeds' modeline: state, goal N/M, tokens, elapsed."""
+    if record is None or not record.run_id:
+        return "no run"
+    m, lim = record.metrics, record.limits
+    done = sum(1 for g in record.goals.values() if g.status in SETTLED)
+    tokens = f"{m.tokens:,}" + (f"/{lim.tokens:,}" if lim.tokens else "")
+    parts = [record.state.value, f"goal {done}/{m.goals_created} (cap {lim.max_goals})", f"tokens {tokens}",
+             f"{record.active_seconds(record.updated_at):.0f}s"]
+    if record.stop_reason and record.state is not RunState.ACTIVE:
+        parts.append(record.stop_reason)
+    if waiting:
+        parts.append("WAITING FOR YOUR CONFIRMATION")
+    return "  ·  ".join(parts)
+
+
+class RaiseBudgetDialog(QDialog):
+    """Raise (or set) the budgets; offered on its own and when a budget has blocked the run."""
+
+    def __init__(self, limits, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Raise budget")
+        form = QFormLayout(self)
+        self.goals = self._spin(limits.max_goals, 1, 10_000_000)
+        self.tokens = self._spin(limits.tokens or 0, 0, 2_000_000_000)
+        self.turns = self._spin(limits.turns or 0, 0, 1_000_000)
+        self.seconds = self._spin(int(limits.seconds or 0), 0, 86_400)
+        form.addRow("Max goals", self.goals)
+        form.addRow("Tokens (0: none)", self.tokens)
+        form.addRow("Turns (0: none)", self.turns)
+        form.addRow("Seconds (0: none)", self.seconds)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    @staticmethod
+    def _spin(value: int, low: int, high: int) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(low, high)
+        spin.setValue(value)
+        return spin
+
+    def changes(self) -> dict:
+        """The limits to set: 0 leaves an opt-in budget as it is."""
+        out = {"max_goals": self.goals.value()}
+        for name, spin in (("tokens", self.tokens), ("turns", self.turns), ("seconds", self.seconds)):
+            if spin.value():
+                out[name] = spin.value()
+        return out
+
+
+class ControlBar(QWidget):
+    """Buttons and the permission mode for the run being watched."""
+
+    error = Signal(str)  # a refused action, in one line
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.run = None
+        self.selected_goal: Callable[[], str | None] = lambda: None
+        self.pause_button = self._button("Pause", "Ctrl+P", self._on_pause_clicked)
+        self.resume_button = self._button("Resume", "Ctrl+R", self._on_resume_clicked)
+        self.cancel_button = self._button("Cancel…", "Ctrl+Shift+X", self._on_cancel_clicked)
+        self.skip_button = self._button("Skip", "Ctrl+K", self._on_skip_clicked)
+        self.raise_button = self._button("Raise budget…", "Ctrl+B", self._on_raise_clicked)
+        self.mode = QComboBox()
+        self.mode.addItems(PERMISSION_MODES)
+        self.mode.setToolTip("Permission mode: ask confirms every split; auto-edit and auto run on; "
+                             "plan builds the tree without executing")
+        self.mode.currentTextChanged.connect(self._on_mode_current_text_changed)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.pause_button, self.resume_button, self.skip_button, self.cancel_button,
+                       self.raise_button):
+            layout.addWidget(widget)
+        layout.addStretch(1)
+        layout.addWidget(QLabel("Mode"))
+        layout.addWidget(self.mode)
+        self._confirm_cancel: QMessageBox | None = None
+        self.raise_dialog: RaiseBudgetDialog | None = None
+        self.refresh()
+
+    def _button(self, text: str, shortcut: str, slot) -> QPushButton:
+        button = QPushButton(text)
+        button.setShortcut(QKeySequence(shortcut))
+        button.setToolTip(f"{text.rstrip('…')} ({shortcut})")
+        button.clicked.connect(slot)
+        return button
+
+    def bind(self, run) -> None:
+        self.run = run
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Enable exactly the actions that are legal now."""
+        state = self.run.state if self.run is not None else None
+        live = self.run is not None and state in _STOPPABLE and not getattr(self.run, "read_only", False)
+        self.pause_button.setEnabled(live and state is RunState.ACTIVE)
+        self.resume_button.setEnabled(live and state in (RunState.PAUSED, RunState.BLOCKED))
+        self.cancel_button.setEnabled(live)
+        skippable = live and (self.run.strategy.current_goal_id is not None or self._selected_pending() is not None)
+        self.skip_button.setEnabled(bool(skippable))
+        self.raise_button.setEnabled(live)
+        self.mode.setEnabled(live)
+        if self.run is not None and self.mode.currentText() != self.run.record.permission_mode:
+            self.mode.blockSignals(True)
+            self.mode.setCurrentText(self.run.record.permission_mode)
+            self.mode.blockSignals(False)
+
+    def _selected_pending(self) -> str | None:
+        goal_id = self.selected_goal()
+        if goal_id and self.run is not None:
+            goal = self.run.record.goals.get(goal_id)
+            if goal is not None and goal.status not in SETTLED:
+                return goal_id
+        return None
+
+    def _act(self, action: Callable[[], object]) -> None:
+        try:
+            action()
+        except (InputError, RuntimeError) as exc:
+            self.error.emit(str(exc))
+        self.refresh()
+
+    def _on_pause_clicked(self) -> None:
+        self._act(lambda: self.run.pause())
+
+    def _on_resume_clicked(self) -> None:
+        def resume():
+            self.run.resume()
+            self.run.start()
+
+        self._act(resume)
+
+    def _on_skip_clicked(self) -> None:
+        target = None if self.run.strategy.current_goal_id else self._selected_pending()
+        self._act(lambda: self.run.skip(target))
+
+    def _on_cancel_clicked(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Cancel run",
+                          "Cancel this run? Its record is kept, but it cannot be resumed.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.finished.connect(lambda _result: self._act(lambda: self.run.cancel())
+                             if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes else None)
+        self._confirm_cancel = box
+        box.open()
+
+    def _on_raise_clicked(self) -> None:
+        self.open_raise_dialog()
+
+    def open_raise_dialog(self) -> RaiseBudgetDialog:
+        """Non-modal; on OK the limits change and a run blocked by a budget resumes in the same step."""
+        dialog = RaiseBudgetDialog(self.run.record.limits, self)
+
+        def apply(result: int) -> None:
+            if result != QDialog.DialogCode.Accepted:
+                return
+
+            def change():
+                self.run.set_limits(**dialog.changes())
+                reason = self.run.record.stop_reason or ""
+                if self.run.state is RunState.BLOCKED and reason.startswith("budget:"):
+                    self.run.resume()
+                    self.run.start()
+
+            self._act(change)
+
+        dialog.finished.connect(apply)
+        self.raise_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _on_mode_current_text_changed(self, mode: str) -> None:
+        if self.run is not None and mode != self.run.record.permission_mode:
+            self._act(lambda: self.run.set_permission_mode(mode))

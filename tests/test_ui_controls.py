@@ -1,0 +1,167 @@
+"""Controls, the status line and confirmation dialogs against a real run in qasync's loop."""
+
+import asyncio
+import json
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from goalgui.engine import Limits, ModelReply, Outcome, Run, RunState, Usage
+from goalgui.ui.confirm_dialog import DialogConfirmer
+from goalgui.ui.controls import ControlBar, modeline
+
+from .models import well_behaved
+
+
+@pytest.fixture
+def qloop(qapp):
+    qapp.setQuitOnLastWindowClosed(False)  # a closing dialog must not end the loop under test
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+class Gate:
+    """Execute calls wait for `release`; everything else answers at once."""
+
+    name = "gate"
+
+    def __init__(self, width=3):
+        self.width = width
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def complete(self, request):
+        if request.purpose == "execute" and not self.release.is_set():
+            self.entered.set()
+            await self.release.wait()
+        out = well_behaved(request, width=self.width)
+        return ModelReply(out if isinstance(out, str) else json.dumps(out), usage=Usage(10, 5))
+
+
+def until(loop, predicate, timeout=5.0):
+    async def wait():
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+    loop.run_until_complete(asyncio.wait_for(wait(), timeout))
+
+
+def test_buttons_follow_the_state_and_act_at_once(qtbot, qloop):
+    model = Gate()
+    run = Run.create("Write a report", model)
+    bar = ControlBar()
+    qtbot.addWidget(bar)
+    bar.bind(run)
+    run.start()
+    until(qloop, model.entered.is_set)
+    bar.refresh()
+    assert bar.pause_button.isEnabled() and not bar.resume_button.isEnabled()
+    assert bar.skip_button.isEnabled() and bar.cancel_button.isEnabled()
+    assert modeline(run.record).startswith("active")
+
+    qtbot.mouseClick(bar.pause_button, Qt.MouseButton.LeftButton)
+    assert run.state is RunState.PAUSED  # at once, mid-call
+    assert not bar.pause_button.isEnabled() and bar.resume_button.isEnabled()
+    assert "paused by user" in modeline(run.record)
+
+    model.release.set()
+    qtbot.mouseClick(bar.resume_button, Qt.MouseButton.LeftButton)
+    assert run.state is RunState.ACTIVE
+    until(qloop, lambda: run.state is RunState.COMPLETE)
+    bar.refresh()
+    assert not any(b.isEnabled() for b in (bar.pause_button, bar.resume_button, bar.skip_button,
+                                           bar.cancel_button, bar.raise_button))
+
+
+def test_cancel_asks_once(qtbot, qloop):
+    model = Gate()
+    run = Run.create("Write a report", model)
+    bar = ControlBar()
+    qtbot.addWidget(bar)
+    bar.bind(run)
+    run.start()
+    until(qloop, model.entered.is_set)
+    qtbot.mouseClick(bar.cancel_button, Qt.MouseButton.LeftButton)
+    box = bar._confirm_cancel
+    assert box.isVisible() and run.state is RunState.ACTIVE
+    box.button(QMessageBox.StandardButton.Yes).click()
+    assert run.state is RunState.CANCELLED
+    until(qloop, lambda: run._drive_task.done())
+
+
+def test_raise_budget_on_a_blocked_run_resumes_it(qtbot, qloop):
+    model = Gate(width=4)
+    model.release.set()
+    run = Run.create("Write a report", model, limits=Limits(max_goals=3))
+    bar = ControlBar()
+    qtbot.addWidget(bar)
+    bar.bind(run)
+    run.start()
+    until(qloop, lambda: run.state is RunState.BLOCKED)
+    bar.refresh()
+    assert bar.resume_button.isEnabled() and bar.raise_button.isEnabled()
+    dialog = bar.open_raise_dialog()
+    dialog.goals.setValue(10)
+    dialog.accept()
+    assert run.record.limits.max_goals == 10 and run.state is RunState.ACTIVE
+    until(qloop, lambda: run.state is RunState.COMPLETE)
+    assert run.report()["outcome"] == "done"
+
+
+def _ask_run(model, confirmer):
+    return Run.create("Write a report", model, permission_mode="ask", confirmer=confirmer)
+
+
+def test_subgoal_dialog_keeps_edits_and_drops(qtbot, qloop):
+    confirmer = DialogConfirmer(None)
+    model = Gate(width=3)
+    model.release.set()
+    run = _ask_run(model, confirmer)
+    run.start()
+    until(qloop, lambda: confirmer.open_dialogs)
+    dialog = confirmer.open_dialogs[0]
+    assert dialog.isVisible() and not dialog.isModal()
+    assert "WAITING" in modeline(run.record, waiting=run.record.pending_confirmation is not None)
+    dialog.subgoals.item(1).setCheckState(Qt.CheckState.Unchecked)
+    dialog.subgoals.item(2).setText("Draft the summary")
+    dialog.approve_button.click()
+    until(qloop, lambda: run.state is RunState.COMPLETE)
+    assert [g.text for g in list(run.record.goals.values())[1:]] == [
+        "Find part 0 of Write a report", "Draft the summary"]
+
+
+def test_subgoal_dialog_decline_and_timeout(qtbot, qloop):
+    for timeout, press in ((None, "decline"), (0.2, None)):
+        confirmer = DialogConfirmer(None, timeout_s=timeout)
+        model = Gate()
+        model.release.set()
+        run = _ask_run(model, confirmer)
+        answers = []
+        run.subscribe(lambda batch: answers.extend(e.outcome for e in batch if e.type == "confirmation_answered"))
+        run.start()
+        until(qloop, lambda: confirmer.open_dialogs)
+        if press:
+            confirmer.open_dialogs[0].decline_button.click()
+        until(qloop, lambda: run.state is RunState.COMPLETE)
+        assert answers == [Outcome.DECLINED.value]
+        assert len(run.record.goals) == 1 and "sub-goals declined" in run.record.goals["g1"].note
+
+
+def test_pausing_aborts_an_open_dialog(qtbot, qloop):
+    confirmer = DialogConfirmer(None)
+    model = Gate()
+    run = _ask_run(model, confirmer)
+    run.start()
+    until(qloop, lambda: confirmer.open_dialogs)
+    answers = []
+    run.subscribe(lambda batch: answers.extend(e.outcome for e in batch if e.type == "confirmation_answered"))
+    run.pause()
+    until(qloop, lambda: run._drive_task.done())
+    assert run.state is RunState.PAUSED and not confirmer.open_dialogs
+    assert answers == [Outcome.ABORTED.value] and run.record.pending_confirmation is None
