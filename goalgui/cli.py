@@ -119,12 +119,15 @@ def _setup_logging() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        print("goalgui: the window is not built yet; use 'goalgui run OBJECTIVE' (see --help)", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.command == "open":
-        print("goalgui: the window is not built yet; use 'goalgui export RUN --format md'", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    if args.command in (None, "open"):
+        _setup_logging()
+        from .ui.app import main as window
+
+        try:
+            return window(open_run=getattr(args, "run", None))
+        except (InputError,) as exc:
+            print(f"goalgui: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     if args.command == "profiles" and args.action is None:
         print("goalgui: profiles needs an action: add, list, remove or test", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -1,0 +1,127 @@
+"""The New Goal dialog: seed 001's write-goal fields, strategy, model, optional budgets and mode."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from ..engine.lifecycle import PERMISSION_MODES, InputError, Limits, validate_objective
+from ..engine.run import STRATEGIES, check_strategy
+from ..engine.session import AUTHOR_FIELDS
+
+LABELS = {"end_state": "End state", "proof": "Proof", "boundaries": "Boundaries", "loop": "Loop",
+          "stop_rule": "Stop rule"}
+
+
+class NewGoalDialog(QDialog):
+    """Collects a goal; `accepted_goal` carries (objective, criteria, strategy, model, limits, mode)."""
+
+    draft_requested = Signal(str, str)  # intent, model spec
+    accepted_goal = Signal(dict)
+
+    def __init__(self, models: list[str], default_model: str, default_mode: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("New goal")
+        form = QFormLayout(self)
+        self.intent = QLineEdit()
+        self.intent.setPlaceholderText("One line: what do you want done?")
+        self.draft_button = QPushButton("Draft with the model")
+        row = QHBoxLayout()
+        row.addWidget(self.intent, 1)
+        row.addWidget(self.draft_button)
+        form.addRow("Intent", row)
+        self.fields: dict[str, QPlainTextEdit] = {}
+        for name in AUTHOR_FIELDS:
+            edit = QPlainTextEdit()
+            edit.setFixedHeight(52 if name != "end_state" else 70)
+            self.fields[name] = edit
+            form.addRow(LABELS[name], edit)
+        self.strategy = QComboBox()
+        for name in STRATEGIES:
+            self.strategy.addItem(name)
+            try:
+                check_strategy(name)
+            except InputError as exc:  # shown, but refused, with the reason
+                index = self.strategy.count() - 1
+                self.strategy.model().item(index).setEnabled(False)
+                self.strategy.setItemData(index, str(exc), 3)  # tooltip role
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.addItems(models)
+        self.model.setCurrentText(default_model)
+        self.mode = QComboBox()
+        self.mode.addItems(PERMISSION_MODES)
+        self.mode.setCurrentText(default_mode)
+        self.max_depth = self._spin(3, 0, 50)
+        self.max_goals = self._spin(25, 1, 10_000_000)
+        self.tokens = self._spin(0, 0, 2_000_000_000, "none")
+        self.turns = self._spin(0, 0, 1_000_000, "none")
+        self.seconds = self._spin(0, 0, 86_400, "none")
+        form.addRow("Strategy", self.strategy)
+        form.addRow("Model", self.model)
+        form.addRow("Permission mode", self.mode)
+        form.addRow("Max depth", self.max_depth)
+        form.addRow("Max goals", self.max_goals)
+        form.addRow("Token budget", self.tokens)
+        form.addRow("Turn budget", self.turns)
+        form.addRow("Time budget (s)", self.seconds)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c0392b")
+        form.addRow(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
+        buttons.accepted.connect(self._on_buttons_accepted)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+        self.draft_button.clicked.connect(self._on_draft_clicked)
+
+    @staticmethod
+    def _spin(value: int, low: int, high: int, special: str | None = None) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(low, high)
+        if special:
+            spin.setSpecialValueText(special)
+        spin.setValue(value)
+        return spin
+
+    def fill(self, draft: dict) -> None:
+        for name, edit in self.fields.items():
+            edit.setPlainText(draft.get(name, ""))
+
+    def goal(self) -> dict:
+        """The goal as the engine takes it; raises InputError with one line."""
+        objective = validate_objective(self.fields["end_state"].toPlainText() or self.intent.text())
+        criteria = "\n".join(f"{LABELS[n]}: {self.fields[n].toPlainText().strip()}"
+                             for n in AUTHOR_FIELDS[1:] if self.fields[n].toPlainText().strip())
+        limits = Limits(max_depth=self.max_depth.value(), max_goals=self.max_goals.value(),
+                        tokens=self.tokens.value() or None, turns=self.turns.value() or None,
+                        seconds=self.seconds.value() or None).validated()
+        check_strategy(self.strategy.currentText())
+        return {"objective": objective, "criteria": criteria, "strategy": self.strategy.currentText(),
+                "model": self.model.currentText().strip(), "limits": limits, "mode": self.mode.currentText()}
+
+    def _on_buttons_accepted(self) -> None:
+        try:
+            goal = self.goal()
+        except InputError as exc:
+            self.error.setText(str(exc))
+            return
+        self.accepted_goal.emit(goal)
+        self.accept()
+
+    def _on_draft_clicked(self) -> None:
+        if self.intent.text().strip():
+            self.draft_button.setEnabled(False)
+            self.draft_requested.emit(self.intent.text().strip(), self.model.currentText().strip())

@@ -1,0 +1,146 @@
+"""The detail pane for one goal and the Runs view of the journal."""
+
+from __future__ import annotations
+
+import html
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..engine import events as ev
+from ..engine.record import RunRecord
+
+REPLY_SHOWN = 4000
+
+
+class CallLog:
+    """What each goal asked of the model, kept from the events (the prompts stay in the journal)."""
+
+    def __init__(self):
+        self.calls: dict[str | None, list[ev.ModelCalled]] = {}
+        self.tools: dict[str | None, list[ev.ToolCalled]] = {}
+
+    def clear(self) -> None:
+        self.calls.clear()
+        self.tools.clear()
+
+    def apply(self, batch) -> None:
+        for e in batch:
+            if type(e) is ev.ModelCalled:
+                self.calls.setdefault(e.goal_id, []).append(e)
+            elif type(e) is ev.ToolCalled:
+                self.tools.setdefault(e.goal_id, []).append(e)
+
+
+class GoalDetail(QTextBrowser):
+    """Text, status, note, result, verdict, attempts, the context given, and every model call."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setOpenExternalLinks(False)
+        self.setPlaceholderText("Select a goal to see what it was asked and what it answered.")
+
+    def show_goal(self, record: RunRecord, calls: CallLog, goal_id: str | None) -> None:
+        goal = record.goals.get(goal_id) if goal_id else None
+        if goal is None:
+            self.clear()
+            return
+        e = html.escape
+        rows = [
+            f"<h3>{e(goal.id)}: {e(goal.text)}</h3>",
+            f"<p><b>Status</b> {e(goal.status.value)} &nbsp; <b>Depth</b> {goal.depth} &nbsp; "
+            f"<b>Attempts</b> {goal.attempts} &nbsp; <b>Tokens</b> {goal.tokens:,}</p>",
+        ]
+        if goal.note:
+            rows.append(f"<p><b>Note</b> {e(goal.note)}</p>")
+        if goal.verdict:
+            rows.append(f"<p><b>Verification</b> {e(goal.verdict)}</p>")
+        if goal.result:
+            rows.append(f"<p><b>Result</b></p><pre>{e(goal.result)}</pre>")
+        for call in calls.calls.get(goal.id, []):
+            state = " (cancelled)" if call.cancelled else (f" ({e(call.error)})" if call.error else "")
+            rows.append(f"<hr><p><b>{e(call.purpose)}</b>{state}: {call.tokens_in:,} in, {call.tokens_out:,} out"
+                        f"{' (estimated)' if call.estimated else ''}, {call.latency * 1000:.0f} ms"
+                        f"{', ' + e(call.model) if call.model else ''}</p>")
+            user = next((m.get("content", "") for m in call.messages if m.get("role") == "user"), "")
+            if user:
+                rows.append(f"<p><i>context given</i></p><pre>{e(user[:REPLY_SHOWN])}</pre>")
+            rows.append(f"<p><i>reply</i></p><pre>{e(call.reply[:REPLY_SHOWN])}</pre>")
+            for tc in call.tool_calls or []:
+                rows.append(f"<p>tool call <b>{e(str(tc.get('name')))}</b> {e(str(tc.get('arguments')))}</p>")
+        for tool in calls.tools.get(goal.id, []):
+            rows.append(f"<p>tool <b>{e(tool.name)}</b> {e(str(tool.arguments))} → {e(tool.result[:500])}</p>")
+        self.setHtml("".join(rows))
+
+
+class RunsView(QWidget):
+    """Journaled runs with search; opening one shows it read-only."""
+
+    run_opened = Signal(str)
+    COLUMNS = ("Run", "Objective", "Strategy", "State", "Stop reason", "Tokens", "Goals", "Started", "Duration")
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search objectives, states, reasons…")
+        self.open_button = QPushButton("Open")
+        self.refresh_button = QPushButton("Refresh")
+        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table.setHorizontalHeaderLabels(self.COLUMNS)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.setSortingEnabled(True)
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.refresh_button)
+        top.addWidget(self.open_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.table)
+        self.search.textChanged.connect(self._on_search_text_changed)
+        self.open_button.clicked.connect(self._on_open_clicked)
+        self.table.cellDoubleClicked.connect(lambda row, _col: self._open_row(row))
+
+    def show_runs(self, runs: list[dict]) -> None:
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(runs))
+        for row, r in enumerate(runs):
+            duration = max(0.0, (r["updated_at"] or 0) - (r["started_at"] or 0))
+            values = (r["run_id"], r["objective"], r["strategy"], r["state"], r["stop_reason"] or "",
+                      r["tokens"], r["goals"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started_at"])),
+                      f"{duration:.0f} s")
+            for column, value in enumerate(values):
+                item = QTableWidgetItem()
+                item.setData(Qt.ItemDataRole.DisplayRole, value)
+                self.table.setItem(row, column, item)
+        self.table.setSortingEnabled(True)
+        self._on_search_text_changed(self.search.text())
+
+    def _on_search_text_changed(self, text: str) -> None:
+        needle = text.strip().lower()
+        for row in range(self.table.rowCount()):
+            haystack = " ".join((self.table.item(row, c).text() if self.table.item(row, c) else "")
+                                for c in range(self.table.columnCount())).lower()
+            self.table.setRowHidden(row, bool(needle) and needle not in haystack)
+
+    def _on_open_clicked(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self._open_row(rows[0].row())
+
+    def _open_row(self, row: int) -> None:
+        item = self.table.item(row, 0)
+        if item is not None:
+            self.run_opened.emit(item.text())

@@ -1,0 +1,104 @@
+"""The main window against real runs: live tree and status, journaled runs reopened, restore."""
+
+import asyncio
+
+import pytest
+import qasync
+
+from goalgui.engine import Limits, Run, RunState
+from goalgui.providers import ScriptedModel
+from goalgui.settings import Settings
+from goalgui.ui.main_window import MainWindow
+from goalgui.ui.tree_model import GOAL_ID_ROLE, STATUS_ROLE
+
+from .test_ui_controls import until
+
+
+@pytest.fixture
+def qloop(qapp):
+    qapp.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def window(qtbot, journal, qloop):
+    w = MainWindow(journal, Settings())
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def fast_rehearsal():
+    return ScriptedModel.from_spec("rehearsal").__class__(ScriptedModel.from_spec("rehearsal").script, latency=0.0)
+
+
+def tree_rows(model, parent=None):
+    from PySide6.QtCore import QModelIndex
+
+    parent = parent or QModelIndex()
+    out = []
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 0, parent)
+        out.append((model.data(index, GOAL_ID_ROLE), model.data(index, STATUS_ROLE), tree_rows(model, index)))
+    return out
+
+
+def report_rows(report, parent=None):
+    return [(g["id"], g["status"], report_rows(report, g["id"])) for g in report["goals"] if g["parent_id"] == parent]
+
+
+def test_a_live_run_fills_the_tree_plots_and_status_line(window, qloop, qtmodeltester):
+    qtmodeltester.check(window.tree_model)
+    run = window.start_goal({"objective": "Produce a market analysis of UK meal-kit services", "criteria": "",
+                             "strategy": "goal-stack", "model": "scripted:rehearsal", "limits": Limits(),
+                             "mode": "auto"})
+    run.model.latency = 0.0
+    until(qloop, lambda: run.state is RunState.COMPLETE, timeout=20)
+    until(qloop, lambda: window.mirror.state is RunState.COMPLETE)
+    report = run.report()
+    assert tree_rows(window.tree_model) == report_rows(report)
+    assert window.modeline.text().startswith("complete") and f"{report['metrics']['tokens']:,}" in window.modeline.text()
+    until(qloop, lambda: not window.budgets.history.dirty)  # redrawn by its timer, not per event
+    xs, ys = window.budgets.curves["goals"].getData()
+    assert ys[-1] == report["metrics"]["goals_created"] / 25
+    window.tree.setCurrentIndex(window.proxy.index(0, 0))
+    assert "market analysis" in window.detail.toPlainText() and "summarize" not in window.detail.toPlainText()
+
+
+def test_a_journaled_run_opens_read_only_and_the_filter_keeps_the_shape(window, qloop, journal):
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(run.drive())
+    window.refresh_runs()
+    assert window.runs_view.table.rowCount() == 1
+    window.runs_view.table.selectRow(0)
+    window.runs_view.open_button.click()
+    assert tree_rows(window.tree_model) == report_rows(run.report())
+    assert not window.controls.pause_button.isEnabled() and not window.controls.resume_button.isEnabled()
+    window.search.setText("Gousto")
+    window.tree.expandAll()
+    visible = []
+    index = window.proxy.index(0, 0)
+    while index.isValid():
+        visible.append(window.proxy.data(index, GOAL_ID_ROLE))
+        index = window.tree.indexBelow(index)
+    assert visible == ["g1", "g3", "g7"]  # the match with its ancestors
+
+
+def test_an_interrupted_run_comes_back_paused_and_resumes(qtbot, qloop, journal):
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal, model_spec="scripted:rehearsal")
+    run.recorder.flush()
+    journal._db.execute("UPDATE runs SET owner_pid=999999999 WHERE run_id=?", (run.run_id,))
+    journal._owned.clear()  # as if its process had been killed
+    window = MainWindow(journal, Settings())
+    qtbot.addWidget(window)
+    assert window.interrupted_bar.isVisibleTo(window) and "paused" in window.interrupted_label.text()
+    window.interrupted_resume.click()
+    resumed = window.run
+    assert resumed is not None and resumed.run_id == run.run_id
+    until(qloop, lambda: resumed.state is RunState.COMPLETE, timeout=20)
+    assert journal.runs()[0]["state"] == "complete"
