@@ -74,14 +74,16 @@ class BudgetPanel(QWidget):
         self.plot.setBackground(None)
         self.plot.setLabel("left", "share of budget used")
         self.plot.setLabel("bottom", "seconds since start")
-        self.plot.setYRange(0, 1.15)
-        self.plot.addLegend(offset=(10, 10))
+        self.plot.setYRange(0, 1.15, padding=0)
+        self.plot.enableAutoRange(axis="y", enable=False)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.addLegend(offset=(-10, -40))
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.addItem(pg.InfiniteLine(0.75, angle=0, pen=pg.mkPen("#7f8c8d", style=Qt.PenStyle.DashLine),
-                                          label="75% nudge", labelOpts={"position": 0.05}))
+                                          label="75% nudge", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]}))
         self.plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("#c0392b", width=2),
-                                          label="100% stop", labelOpts={"position": 0.05}))
+                                          label="100% stop", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]}))
         self.curves = {name: self.plot.plot([], [], pen=pg.mkPen(COLOURS[name], width=2), name=name)
                        for name in BUDGETS}
         self.nudge_marks = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush("#f39c12"))

@@ -45,6 +45,7 @@ class ConfirmDialog(QDialog):
         super().__init__(parent)
         self.request = request
         self._answer: ConfirmationAnswer | None = None
+        self.setMinimumSize(640, 360)
         p = request.proposal
         layout = QVBoxLayout(self)
         form = QFormLayout()
@@ -56,6 +57,7 @@ class ConfirmDialog(QDialog):
             self.setWindowTitle("Approve sub-goals")
             layout.insertWidget(0, QLabel(f"The model wants to split:\n{p['parent']}"))
             self.subgoals = QListWidget()
+            self.subgoals.setWordWrap(True)
             for text in p["subgoals"]:
                 item = QListWidgetItem(text)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)

@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         self.main_split.addWidget(left)
         self.main_split.addWidget(self.right_split)
         self.main_split.setSizes([640, 560])
+        self.right_split.setSizes([330, 420])
         self.controls = ControlBar()
         self.controls.selected_goal = self._selected_goal_id
         self.modeline = QLabel("no run")

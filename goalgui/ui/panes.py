@@ -67,7 +67,7 @@ class GoalDetail(QTextBrowser):
         if goal.verdict:
             rows.append(f"<p><b>Verification</b> {e(goal.verdict)}</p>")
         if goal.result:
-            rows.append(f"<p><b>Result</b></p><pre>{e(goal.result)}</pre>")
+            rows.append(f"<p><b>Result</b></p><pre style=\"white-space: pre-wrap\">{e(goal.result)}</pre>")
         for call in calls.calls.get(goal.id, []):
             state = " (cancelled)" if call.cancelled else (f" ({e(call.error)})" if call.error else "")
             rows.append(f"<hr><p><b>{e(call.purpose)}</b>{state}: {call.tokens_in:,} in, {call.tokens_out:,} out"
@@ -75,8 +75,8 @@ class GoalDetail(QTextBrowser):
                         f"{', ' + e(call.model) if call.model else ''}</p>")
             user = next((m.get("content", "") for m in call.messages if m.get("role") == "user"), "")
             if user:
-                rows.append(f"<p><i>context given</i></p><pre>{e(user[:REPLY_SHOWN])}</pre>")
-            rows.append(f"<p><i>reply</i></p><pre>{e(call.reply[:REPLY_SHOWN])}</pre>")
+                rows.append(f"<p><i>context given</i></p><pre style=\"white-space: pre-wrap\">{e(user[:REPLY_SHOWN])}</pre>")
+            rows.append(f"<p><i>reply</i></p><pre style=\"white-space: pre-wrap\">{e(call.reply[:REPLY_SHOWN])}</pre>")
             for tc in call.tool_calls or []:
                 rows.append(f"<p>tool call <b>{e(str(tc.get('name')))}</b> {e(str(tc.get('arguments')))}</p>")
         for tool in calls.tools.get(goal.id, []):

@@ -1,0 +1,81 @@
+"""Screenshots of the window on a real X server: a live run with a confirmation dialog open, and a
+finished run under inspection. Run through scripts/screenshots.sh (which starts Xvfb).
+
+    python scripts/screenshots.py OUT_DIR
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+async def wait_for(predicate, timeout=30.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError("the window did not get there in time")
+        await asyncio.sleep(0.05)
+
+
+def grab(app, path: Path) -> None:
+    screen = app.primaryScreen()
+    screen.grabWindow(0).save(str(path))
+    print(f"saved {path}")
+
+
+async def scenario(app, window, out: Path) -> None:
+    from goalgui.engine import Limits, RunState
+
+    window.setGeometry(30, 30, 1320, 820)
+    run = window.start_goal({"objective": "Produce a market analysis of UK meal-kit services with a pricing "
+                                          "recommendation", "criteria": "", "strategy": "goal-stack",
+                             "model": "scripted:rehearsal", "limits": Limits(tokens=120_000, turns=12),
+                             "mode": "ask"})
+    await wait_for(lambda: window.confirmer.open_dialogs)
+    dialog = window.confirmer.open_dialogs[0]
+    dialog.move(700, 150)
+    await asyncio.sleep(0.6)
+    grab(app, out / "live-confirmation.png")
+    dialog.approve_button.click()
+    run.set_permission_mode("auto")
+    await wait_for(lambda: run.state is not RunState.ACTIVE, 60)
+    await asyncio.sleep(0.5)
+    window.tree.expandAll()
+    window.tree.setCurrentIndex(window.proxy.index(0, 0).child(2, 0) if hasattr(window.proxy.index(0, 0), "child")
+                                else window.proxy.index(2, 0, window.proxy.index(0, 0)))
+    await asyncio.sleep(0.6)
+    grab(app, out / "finished-run.png")
+
+
+def main() -> int:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("GOALGUI_HOME", tempfile.mkdtemp(prefix="goalgui-shots-"))
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from goalgui import paths
+    from goalgui.journal import Journal
+    from goalgui.settings import Settings
+    from goalgui.ui.main_window import MainWindow
+
+    app = QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    journal = Journal(paths.journal_path())
+    window = MainWindow(journal, Settings())
+    window.show()
+    with loop:
+        loop.run_until_complete(scenario(app, window, out))
+    journal.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
