@@ -102,3 +102,23 @@ def test_an_interrupted_run_comes_back_paused_and_resumes(qtbot, qloop, journal)
     assert resumed is not None and resumed.run_id == run.run_id
     until(qloop, lambda: resumed.state is RunState.COMPLETE, timeout=20)
     assert journal.runs()[0]["state"] == "complete"
+
+
+def test_the_timeline_rebuilds_the_run_at_an_earlier_event_and_exports(window, qloop, journal, qtbot, tmp_path):
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(run.drive())
+    window.show_journaled(run.run_id)
+    assert window.inspect.isVisible() and "leaves done:failed 7:0" in window.inspect.health.text()
+    events = window._journaled
+    fifth_goal = [e.seq for e in events if e.type == "goal_added"][4]
+    with qtbot.waitSignal(window.inspect.moment_chosen, timeout=2000):
+        window.inspect.slider.setValue(fifth_goal)
+    assert window.tree_model.goal_count() == 5
+    assert window.mirror.last_seq == fifth_goal and window.mirror.state is RunState.ACTIVE
+    assert f"event {fifth_goal} of {len(events)}" in window.inspect.position.text()
+    md = window.inspect.export(tmp_path / "run.md", "md")
+    js = window.inspect.export(tmp_path / "run.json", "json")
+    assert "## Goals" in md.read_text()
+    import json
+
+    assert json.loads(js.read_text())["goals"] == run.report()["goals"]  # the whole run, not the moment

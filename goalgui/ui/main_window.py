@@ -33,6 +33,7 @@ from .bridge import EventBridge
 from .budget_panel import BudgetPanel
 from .confirm_dialog import DialogConfirmer
 from .controls import ControlBar, modeline
+from .inspect_bar import InspectBar
 from .new_goal import NewGoalDialog
 from .panes import CallLog, GoalDetail, RunsView
 from .tree_model import GOAL_ID_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
@@ -141,6 +142,9 @@ class MainWindow(QMainWindow):
         run_page = QWidget()
         run_layout = QVBoxLayout(run_page)
         run_layout.addWidget(self.interrupted_bar)
+        self.inspect = InspectBar()
+        self.inspect.hide()
+        run_layout.addWidget(self.inspect)
         run_layout.addWidget(self.main_split, 1)
         run_layout.addWidget(self.controls)
         run_layout.addWidget(self.modeline)
@@ -172,6 +176,7 @@ class MainWindow(QMainWindow):
         self.new_goal_action.triggered.connect(self.open_new_goal)
         self.interrupted_resume.clicked.connect(self._on_interrupted_resume_clicked)
         self.interrupted_abandon.clicked.connect(self._on_interrupted_abandon_clicked)
+        self.inspect.moment_chosen.connect(self._on_inspect_moment_chosen)
         self.tick.timeout.connect(self._update_status)
         self.tick.start()
 
@@ -181,6 +186,7 @@ class MainWindow(QMainWindow):
         """Watch `run` live: what the journal already holds, then each committed batch."""
         self.bridge.detach()
         self.run = run
+        self.inspect.hide()
         self._show_events(self.journal.events(run.run_id))
         self.bridge.attach(run)
         self.controls.bind(run)
@@ -191,7 +197,10 @@ class MainWindow(QMainWindow):
         self.bridge.detach()
         self.run = None
         self.controls.bind(None)
-        self._show_events(self.journal.events(run_id))
+        self._journaled = list(self.journal.events(run_id))
+        self._show_events(self._journaled)
+        self.inspect.show_run(self._journaled, self.mirror)
+        self.inspect.show()
         if self.mirror.state is RunState.ACTIVE and not self.journal.owner_alive(run_id):
             self.mirror = self.journal.view(run_id)  # its process is gone: it is paused
         self.interrupted_bar.setVisible(self.mirror.state in (RunState.PAUSED, RunState.BLOCKED)
@@ -199,6 +208,12 @@ class MainWindow(QMainWindow):
         self.interrupted_label.setText(f"Run {run_id} is {self.mirror.state.value}: {self.mirror.stop_reason or ''}")
         self._pending_resume = run_id
         self.tabs.setCurrentIndex(0)
+        self._update_status()
+
+    def _on_inspect_moment_chosen(self, n: int) -> None:
+        """Time travel: the tree and plots as they were after event n."""
+        self._show_events(self._journaled[:n])
+        self.inspect.show_moment(self.mirror, n)
         self._update_status()
 
     def _show_events(self, events) -> None:
