@@ -122,3 +122,29 @@ def test_the_timeline_rebuilds_the_run_at_an_earlier_event_and_exports(window, q
     import json
 
     assert json.loads(js.read_text())["goals"] == run.report()["goals"]  # the whole run, not the moment
+
+
+def test_a_chat_turn_proposes_a_goal_that_the_dialog_confirms_with_edits(window, qloop, journal):
+    from goalgui.engine import ModelReply, Usage
+    from goalgui.engine.session import GoalSession
+
+    from .test_session import ChatModel, create
+
+    model = ChatModel(create("Draft the release notes", criteria="every PR"), "Started it.")
+    model.name = "chat"
+    window.session = GoalSession(model, sink=journal, confirmer=window.confirmer, permission_mode="auto-edit",
+                                 on_run=window._on_session_run)
+    window.command.setText("please draft the release notes on your own")
+    window.command.returnPressed.emit()
+    until(qloop, lambda: window.confirmer.open_dialogs)
+    dialog = window.confirmer.open_dialogs[0]
+    assert dialog.request.kind == "create_goal" and dialog.objective.toPlainText() == "Draft the release notes"
+    dialog.objective.setPlainText("Draft the release notes for 2.0")
+    dialog.budgets["turns"].setValue(20)
+    dialog.approve_button.click()
+    until(qloop, lambda: window.run is not None and window.run.state is RunState.COMPLETE)
+    until(qloop, lambda: window.mirror.state is RunState.COMPLETE)  # the bridge hands on at 30 Hz
+    record = window.run.record
+    assert record.objective == "Draft the release notes for 2.0" and record.limits.turns == 20
+    assert "agent: Started it." in window.chat_log.toPlainText()
+    assert window.mirror.run_id == record.run_id

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self._seen_seq = 0
         self.confirmer = DialogConfirmer(self)
         self.new_goal_dialog: NewGoalDialog | None = None
+        self.session = None  # the goal-mode conversation, made on the first message
         self.setWindowTitle("goalgui")
         self._build()
         self._connect_signals()
@@ -127,8 +129,12 @@ class MainWindow(QMainWindow):
         self.controls.selected_goal = self._selected_goal_id
         self.modeline = QLabel("no run")
         self.modeline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.chat_log = QPlainTextEdit()
+        self.chat_log.setReadOnly(True)
+        self.chat_log.setMaximumHeight(90)
+        self.chat_log.setPlaceholderText("Talk to the agent below: it may propose a goal, which you confirm.")
         self.command = QLineEdit()
-        self.command.setPlaceholderText("/goal, /goal new TEXT, /goal pause|resume|cancel|skip")
+        self.command.setPlaceholderText("Message the agent, or /goal, /goal new TEXT, /goal pause|resume|cancel|skip")
         self.interrupted_bar = QFrame()
         self.interrupted_bar.setStyleSheet("QFrame { background: #fcf3cf; border-radius: 4px; }")
         self.interrupted_label = QLabel()
@@ -148,6 +154,7 @@ class MainWindow(QMainWindow):
         run_layout.addWidget(self.main_split, 1)
         run_layout.addWidget(self.controls)
         run_layout.addWidget(self.modeline)
+        run_layout.addWidget(self.chat_log)
         run_layout.addWidget(self.command)
         self.runs_view = RunsView()
         self.tabs = QTabWidget()
@@ -315,8 +322,10 @@ class MainWindow(QMainWindow):
     def _on_command_return_pressed(self) -> None:
         text = self.command.text().strip()
         self.command.clear()
+        if not text:
+            return
         if not text.startswith("/goal"):
-            self.statusBar().showMessage("commands: /goal, /goal new TEXT, /goal pause|resume|cancel|skip", 8000)
+            self.chat_task = asyncio.ensure_future(self.chat(text))
             return
         rest = text[len("/goal"):].strip()
         word, _, arg = rest.partition(" ")
@@ -336,6 +345,33 @@ class MainWindow(QMainWindow):
                                              f"{self.run.state.value}", 8000)
         else:
             self.statusBar().showMessage(f"unknown command: {text}", 8000)
+
+    async def chat(self, text: str) -> None:
+        """One chat turn: the model may answer, and may propose a goal that the dialog confirms."""
+        from ..engine.model import ProviderError
+        from ..engine.session import GoalSession
+        from ..providers import load_model
+
+        self.chat_log.appendPlainText(f"you: {text}")
+        try:
+            if self.session is None:
+                model, spec = await asyncio.to_thread(load_model, self.settings.default_model)
+                self.session = GoalSession(model, model_spec=spec, sink=self.journal, confirmer=self.confirmer,
+                                           permission_mode=self.settings.default_permission_mode,
+                                           strategy=self.settings.default_strategy, on_run=self._on_session_run)
+            reply = await self.session.send(text)
+        except (InputError, ProviderError) as exc:
+            self.chat_log.appendPlainText(f"(not sent: {exc})")
+            return
+        if reply.text.strip():
+            self.chat_log.appendPlainText(f"agent: {reply.text.strip()}")
+        for result in reply.tool_results:
+            if "error" in result["result"]:
+                self.chat_log.appendPlainText(f"({result['name']}: {result['result']['error']})")
+
+    def _on_session_run(self, run: Run) -> None:
+        self.follow(run)
+        self.refresh_runs()
 
     # -- the journal -----------------------------------------------------------------
 
