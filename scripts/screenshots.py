@@ -47,8 +47,8 @@ async def scenario(app, window, out: Path) -> None:
     await wait_for(lambda: run.state is not RunState.ACTIVE, 60)
     await asyncio.sleep(0.5)
     window.tree.expandAll()
-    window.tree.setCurrentIndex(window.proxy.index(0, 0).child(2, 0) if hasattr(window.proxy.index(0, 0), "child")
-                                else window.proxy.index(2, 0, window.proxy.index(0, 0)))
+    model = window.tree.model()
+    window.tree.setCurrentIndex(model.index(2, 0, model.index(0, 0)))
     await asyncio.sleep(0.6)
     grab(app, out / "finished-run.png")
 

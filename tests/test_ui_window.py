@@ -66,7 +66,7 @@ def test_a_live_run_fills_the_tree_plots_and_status_line(window, qloop, qtmodelt
     until(qloop, lambda: not window.budgets.history.dirty)  # redrawn by its timer, not per event
     xs, ys = window.budgets.curves["goals"].getData()
     assert ys[-1] == report["metrics"]["goals_created"] / 25
-    window.tree.setCurrentIndex(window.proxy.index(0, 0))
+    window.tree.setCurrentIndex(window.tree.model().index(0, 0))
     assert "market analysis" in window.detail.toPlainText() and "summarize" not in window.detail.toPlainText()
 
 
@@ -81,12 +81,19 @@ def test_a_journaled_run_opens_read_only_and_the_filter_keeps_the_shape(window, 
     assert not window.controls.pause_button.isEnabled() and not window.controls.resume_button.isEnabled()
     window.search.setText("Gousto")
     window.tree.expandAll()
+    assert window.tree.model() is window.proxy
     visible = []
     index = window.proxy.index(0, 0)
     while index.isValid():
         visible.append(window.proxy.data(index, GOAL_ID_ROLE))
         index = window.tree.indexBelow(index)
     assert visible == ["g1", "g3", "g7"]  # the match with its ancestors
+    window.search.setText("")
+    assert window.tree.model() is window.tree_model
+    window.status_filter.setCurrentIndex(window.status_filter.findData("failed"))
+    assert window.tree.model() is window.proxy and window.proxy.rowCount() == 0  # nothing failed
+    window.status_filter.setCurrentIndex(0)
+    assert window.tree.model() is window.tree_model
 
 
 def test_an_interrupted_run_comes_back_paused_and_resumes(qtbot, qloop, journal):

@@ -53,8 +53,15 @@ class GoalFilter(QSortFilterProxyModel):
         self.setFilterKeyColumn(0)
 
     def set_status(self, status: str) -> None:
-        self.status = status
-        self.invalidateFilter()
+        if status == self.status:
+            return
+        if hasattr(self, "beginFilterChange"):  # Qt 6.10 replaced invalidateFilter()
+            self.beginFilterChange()
+            self.status = status
+            self.endFilterChange()
+        else:
+            self.status = status
+            self.invalidateFilter()
 
     def filterAcceptsRow(self, row: int, parent) -> bool:
         index = self.sourceModel().index(row, 0, parent)
@@ -91,7 +98,7 @@ class MainWindow(QMainWindow):
         self.proxy = GoalFilter(self)
         self.proxy.setSourceModel(self.tree_model)
         self.tree = QTreeView()
-        self.tree.setModel(self.proxy)
+        self.tree.setModel(self.tree_model)  # the filter proxy only while a filter is on: it costs per row
         self.tree.setUniformRowHeights(True)
         self.tree.setSortingEnabled(False)
         self.tree.setAlternatingRowColors(True)
@@ -173,9 +180,8 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         self.bridge.events_committed.connect(self._on_bridge_events_committed)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
-        self.search.textChanged.connect(self.proxy.setFilterFixedString)
-        self.status_filter.currentIndexChanged.connect(
-            lambda _i: self.proxy.set_status(self.status_filter.currentData()))
+        self.search.textChanged.connect(self._on_filters_changed)
+        self.status_filter.currentIndexChanged.connect(self._on_filters_changed)
         self.controls.error.connect(self._on_controls_error)
         self.command.returnPressed.connect(self._on_command_return_pressed)
         self.runs_view.run_opened.connect(self.show_journaled)
@@ -246,7 +252,7 @@ class MainWindow(QMainWindow):
         if self.follow_box.isChecked():
             running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
             if running is not None:
-                index = self.proxy.mapFromSource(self.tree_model.index_of(running))
+                index = self._view_index(self.tree_model.index_of(running))
                 if index.isValid():
                     self.tree.scrollTo(index)
         self.controls.refresh()
@@ -266,7 +272,20 @@ class MainWindow(QMainWindow):
 
     def _selected_goal_id(self) -> str | None:
         index = self.tree.selectionModel().currentIndex()
-        return self.proxy.data(index.siblingAtColumn(0), GOAL_ID_ROLE) if index.isValid() else None
+        return self.tree.model().data(index.siblingAtColumn(0), GOAL_ID_ROLE) if index.isValid() else None
+
+    def _view_index(self, source_index):
+        return self.proxy.mapFromSource(source_index) if self.tree.model() is self.proxy else source_index
+
+    def _on_filters_changed(self, *_args) -> None:
+        """Filter through the proxy while a search or status is set; show the model itself otherwise."""
+        self.proxy.setFilterFixedString(self.search.text())
+        self.proxy.set_status(self.status_filter.currentData() or "")
+        wanted = self.proxy if (self.search.text() or self.status_filter.currentData()) else self.tree_model
+        if self.tree.model() is not wanted:
+            self.tree.setModel(wanted)
+            self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
+            self.tree.expandToDepth(1)
 
     def _on_tree_current_changed(self, current, _previous) -> None:
         self.detail.show_goal(self.mirror, self.calls, self._selected_goal_id())
