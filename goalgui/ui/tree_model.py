@@ -1,7 +1,8 @@
 """The goal tree as one QAbstractItemModel, fed by engine events.
 
 Rows are inserted as goals appear (one beginInsertRows per parent per batch)
-and changed in place (one dataChanged per changed row, spanning its columns).
+and changed in place (one dataChanged per parent per batch, spanning the rows
+that changed and every column).
 The model is reset only when a different run is shown. It keeps its own small
 node table rather than the engine's record, so a batch applies in one pass and
 the view never reads engine state that is ahead of what it was told.
@@ -88,15 +89,21 @@ class GoalTreeModel(QAbstractItemModel):
             if len(waiting) == len(pending):
                 raise ValueError(f"goals added under unknown parents: {[p for p, _ in waiting]}")
             pending = waiting
+        spans: dict[int, tuple[_Node | None, int, int]] = {}  # per parent: the rows that changed
         for goal_id, fields in changed.items():
             node = self._nodes.get(goal_id)
             if node is None:
                 continue
-            tokens = fields.pop("tokens", 0)
-            node.tokens += tokens
+            node.tokens += fields.pop("tokens", 0)
             for name, value in fields.items():
                 setattr(node, name, value)
-            self.dataChanged.emit(self._index(node, 0), self._index(node, len(COLUMNS) - 1))
+            key = id(node.parent)
+            parent, low, high = spans.get(key, (node.parent, node.row, node.row))
+            spans[key] = (parent, min(low, node.row), max(high, node.row))
+        last = len(COLUMNS) - 1
+        for parent, low, high in spans.values():  # one update per parent, not one per row
+            siblings = parent.children if parent is not None else self._roots
+            self.dataChanged.emit(self._index(siblings[low], 0), self._index(siblings[high], last))
 
     def _insert(self, parent_id: str | None, goals: list[ev.GoalAdded]) -> None:
         parent = self._nodes[parent_id] if parent_id is not None else None
