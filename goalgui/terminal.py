@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import Sequence, TextIO
 
@@ -72,15 +73,31 @@ class TerminalConfirmer:
     def __init__(self, stream: TextIO = sys.stderr, stdin: TextIO = sys.stdin):
         self.stream = stream
         self.stdin = stdin
+        self._buffer = b""
 
     async def _read_line(self) -> str:
+        """One line of input, read as the fd becomes readable (never blocking the loop); lines that
+        arrived together (a paste) are kept for the next call. '' at end of input."""
+        while b"\n" not in self._buffer:
+            chunk = await self._readable_chunk()
+            if not chunk:
+                line, self._buffer = self._buffer, b""
+                return line.decode(errors="replace")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode(errors="replace") + "\n"
+
+    async def _readable_chunk(self) -> bytes:
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[str] = loop.create_future()
+        done: asyncio.Future[bytes] = loop.create_future()
         fd = self.stdin.fileno()
 
         def ready() -> None:
             if not done.done():
-                done.set_result(self.stdin.readline())
+                try:
+                    done.set_result(os.read(fd, 4096))
+                except OSError:
+                    done.set_result(b"")
 
         loop.add_reader(fd, ready)
         try:

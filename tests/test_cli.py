@@ -181,26 +181,40 @@ def test_cancel_from_another_process_ends_the_driving_run_with_exit_4(cli):
     assert json.loads(stdout)["state"] == "cancelled"
 
 
-def test_ask_mode_on_a_terminal_asks_and_keeps_the_chosen_subgoals(cli):
+async def test_the_terminal_confirmer_shows_the_subgoals_and_keeps_the_chosen_ones():
+    """Read through the event loop (no thread blocked on input), here from a pipe; no pty is needed,
+    so the test also runs in a bare chroot without /dev/pts."""
+    import io
     import os
-    import pty
 
-    master, slave = pty.openpty()
-    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.fast, "--permission-mode", "ask",
-                                      "--json"),
-                          cwd=cli.tmp, env=cli_env(cli.home), stdin=slave, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as proc:
-        os.close(slave)
-        question = ""
-        while "numbers to keep" not in question:  # the question goes to stderr, ending without a newline
-            chunk = os.read(proc.stderr.fileno(), 4096).decode()
-            assert chunk, question
-            question += chunk
-        assert "1. Find the first fact" in question and "3. Draft the answer" in question
-        os.write(master, b"1 3\n")
-        stdout, _ = proc.communicate(timeout=30)
-    os.close(master)
-    assert proc.returncode == 0
-    report = json.loads(stdout)
-    assert [g["text"] for g in report["goals"][1:]] == ["Find the first fact", "Draft the answer"]
-    assert "sub-goals edited on confirmation" in report["goals"][0]["note"]
+    from goalgui.engine import ConfirmationRequest, Outcome
+    from goalgui.terminal import TerminalConfirmer
+
+    read_end, write_end = os.pipe()
+    stdin = os.fdopen(read_end, "r")
+    prompts = io.StringIO()
+    confirmer = TerminalConfirmer(stream=prompts, stdin=stdin)
+    request = ConfirmationRequest("c1", "subgoals", {"parent": "Answer the question", "subgoals": [
+        "Find the first fact", "Find the second fact", "Draft the answer"]}, "ask")
+    os.write(write_end, b"9\n1 3\n")  # a bad answer is asked again
+    answer = await confirmer(request)
+    os.close(write_end)
+    stdin.close()
+    shown = prompts.getvalue()
+    assert "1. Find the first fact" in shown and "3. Draft the answer" in shown and "Please answer" in shown
+    assert answer.outcome is Outcome.APPROVED
+    assert answer.edits == {"subgoals": ["Find the first fact", "Draft the answer"]}
+
+
+def test_a_terminal_gets_the_terminal_confirmer(monkeypatch):
+    import argparse
+
+    from goalgui import cli
+    from goalgui.engine.confirm import approve_all, refuse_unattended
+    from goalgui.terminal import TerminalConfirmer
+
+    assert cli._confirmer(argparse.Namespace(yes=True)) is approve_all
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert cli._confirmer(argparse.Namespace(yes=False)) is refuse_unattended
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    assert isinstance(cli._confirmer(argparse.Namespace(yes=False)), TerminalConfirmer)

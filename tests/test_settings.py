@@ -146,24 +146,20 @@ def test_no_key_ever_reaches_a_file_goalgui_writes(cli):
     assert not leaks
 
 
-def test_profiles_add_asks_for_the_key_on_a_terminal_and_keeps_it_in_the_keyring(cli):
-    import pty
+def test_profiles_add_asks_for_the_key_on_a_terminal_and_keeps_it_in_the_keyring(isolated_home, test_keyring,
+                                                                                  monkeypatch, capsys):
+    from goalgui import cli
 
-    master, slave = pty.openpty()
-    with subprocess.Popen(goalgui_cmd("profiles", "add", "asked", "--kind", "anthropic", "--base-url",
-                                      "https://api.anthropic.test", "--model", "claude-x"),
-                          cwd=cli.tmp, env=cli.env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          start_new_session=True) as proc:
-        os.close(slave)
-        prompt = b""  # with no controlling terminal, getpass prompts on stderr and reads the pty
-        while b"API key for asked" not in prompt:
-            chunk = os.read(proc.stderr.fileno(), 1024)
-            assert chunk, prompt
-            prompt += chunk
-        os.write(master, KEY.encode() + b"\n")
-        stdout, stderr = proc.communicate(timeout=30)
-    os.close(master)
-    assert proc.returncode == 0, stderr
-    assert json.loads((cli.tmp / "keyring.json").read_text()) == {"goalgui\0asked": KEY}
-    settings = (cli.home / "config" / "settings.toml").read_text()
+    asked = []
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("getpass.getpass", lambda prompt: asked.append(prompt) or KEY)
+    assert cli.main(["profiles", "add", "asked", "--kind", "anthropic", "--base-url", "https://api.anthropic.test",
+                     "--model", "claude-x"]) == 0
+    assert asked and "API key for asked" in asked[0]
+    assert find_key(Settings.load().profile("asked")) == KEY  # from the keyring
+    settings = paths.settings_path().read_text()
     assert "claude-x" in settings and KEY not in settings
+    monkeypatch.setattr("getpass.getpass", lambda prompt: "")
+    assert cli.main(["profiles", "add", "nokey", "--kind", "anthropic", "--base-url", "https://a.test",
+                     "--model", "c"]) == 2
+    assert "needs a key" in capsys.readouterr().err
