@@ -24,6 +24,22 @@ def journal(tmp_path):
     j.close()
 
 
+@pytest.fixture
+def qloop(qapp):
+    """qasync's loop: the engine's tasks and Qt's events in one thread, as in the window."""
+    import asyncio
+
+    import qasync
+
+    qapp.setQuitOnLastWindowClosed(False)  # a closing dialog must not end the loop under test
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
 def goalgui_cmd(*args):
     return [sys.executable, "-m", "goalgui", *args]
 

@@ -4,7 +4,6 @@ import asyncio
 import json
 
 import pytest
-import qasync
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -13,17 +12,6 @@ from goalgui.ui.confirm_dialog import DialogConfirmer
 from goalgui.ui.controls import ControlBar, modeline
 
 from .models import well_behaved
-
-
-@pytest.fixture
-def qloop(qapp):
-    qapp.setQuitOnLastWindowClosed(False)  # a closing dialog must not end the loop under test
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    yield loop
-    loop.run_until_complete(asyncio.sleep(0))
-    loop.close()
-    asyncio.set_event_loop(None)
 
 
 class Gate:
@@ -52,14 +40,20 @@ def until(loop, predicate, timeout=5.0):
     loop.run_until_complete(asyncio.wait_for(wait(), timeout))
 
 
-def test_buttons_follow_the_state_and_act_at_once(qtbot, qloop):
-    model = Gate()
+def started(qtbot, qloop, width=3):
+    """A run with its control bar, driven until its first execute call is in progress."""
+    model = Gate(width)
     run = Run.create("Write a report", model)
     bar = ControlBar()
     qtbot.addWidget(bar)
     bar.bind(run)
     run.start()
     until(qloop, model.entered.is_set)
+    return model, run, bar
+
+
+def test_buttons_follow_the_state_and_act_at_once(qtbot, qloop):
+    model, run, bar = started(qtbot, qloop)
     bar.refresh()
     assert bar.pause_button.isEnabled() and not bar.resume_button.isEnabled()
     assert bar.skip_button.isEnabled() and bar.cancel_button.isEnabled()
@@ -80,13 +74,7 @@ def test_buttons_follow_the_state_and_act_at_once(qtbot, qloop):
 
 
 def test_cancel_asks_once(qtbot, qloop):
-    model = Gate()
-    run = Run.create("Write a report", model)
-    bar = ControlBar()
-    qtbot.addWidget(bar)
-    bar.bind(run)
-    run.start()
-    until(qloop, model.entered.is_set)
+    model, run, bar = started(qtbot, qloop)
     qtbot.mouseClick(bar.cancel_button, Qt.MouseButton.LeftButton)
     box = bar._confirm_cancel
     assert box.isVisible() and run.state is RunState.ACTIVE

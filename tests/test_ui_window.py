@@ -3,7 +3,6 @@
 import asyncio
 
 import pytest
-import qasync
 
 from goalgui.engine import Limits, Run, RunState
 from goalgui.providers import ScriptedModel
@@ -12,17 +11,6 @@ from goalgui.ui.main_window import MainWindow
 from goalgui.ui.tree_model import GOAL_ID_ROLE, STATUS_ROLE
 
 from .test_ui_controls import until
-
-
-@pytest.fixture
-def qloop(qapp):
-    qapp.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    yield loop
-    loop.run_until_complete(asyncio.sleep(0))
-    loop.close()
-    asyncio.set_event_loop(None)
 
 
 @pytest.fixture
