@@ -4,6 +4,10 @@ from pathlib import Path
 
 import pytest
 
+# GUI tests run offscreen unless told otherwise (scripts/test.sh sets it too; this keeps a bare
+# `pytest` run from trying a display that is not there)
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
