@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
         self.mirror = RunRecord()
         self.calls = CallLog()
         self._seen_seq = 0
+        self._followed: str | None = None
         self.confirmer = DialogConfirmer(self)
         self.new_goal_dialog: NewGoalDialog | None = None
         self.session = None  # the goal-mode conversation, made on the first message
@@ -249,9 +250,10 @@ class MainWindow(QMainWindow):
         self.calls.apply(fresh)
         self.tree_model.apply(fresh)
         self.budgets.on_batch(fresh)
-        if self.follow_box.isChecked():
+        if self.follow_box.isChecked() and self.isVisible():
             running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
-            if running is not None:
+            if running is not None and running != self._followed:
+                self._followed = running
                 index = self._view_index(self.tree_model.index_of(running))
                 if index.isValid():
                     self.tree.scrollTo(index)
