@@ -10,13 +10,13 @@ HTTP_KINDS = ("openai", "anthropic", "ollama")
 
 def http_model(profile, key=None):
     """The Model for a provider profile, with its key (looked up if not given)."""
-    from ..settings import NEEDS_KEY, find_key
+    from ..settings import find_key
     from .anthropic import AnthropicModel
     from .ollama import OllamaModel
     from .openai import OpenAIModel
 
     key = key or find_key(profile)
-    if key is None and profile.kind == "anthropic" and NEEDS_KEY[profile.kind]:
+    if key is None and profile.kind == "anthropic":  # OpenAI-compatible local servers may need none
         raise InputError(f"no key for profile {profile.name!r}: store one with 'goalgui profiles add {profile.name} "
                          f"...' or set GOALGUI_{profile.name.upper()}_API_KEY")
     cls = {"openai": OpenAIModel, "anthropic": AnthropicModel, "ollama": OllamaModel}[profile.kind]

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine.confirm import ConfirmationAnswer, ConfirmationRequest
+from ..engine.confirm import ConfirmationAnswer, ConfirmationRequest, Outcome
 from ..engine.lifecycle import PERMISSION_MODES
 
 
@@ -116,34 +116,34 @@ class ConfirmDialog(QDialog):
                 edits["limits"] = limits
         return ConfirmationAnswer.approve(self.mode.currentText(), **edits)
 
-    def _finish(self, answer: ConfirmationAnswer) -> None:
+    def _record(self, answer: ConfirmationAnswer) -> None:
+        """The first answer counts; the engine's future gets it once."""
         if self._answer is None:
             self._answer = answer
             if self.timer is not None:
                 self.timer.stop()
             self.answered.emit(answer)
-        self.close()
+
+    def _finish(self, answer: ConfirmationAnswer) -> None:
+        self._record(answer)
+        approved = answer.outcome is Outcome.APPROVED
+        self.done(QDialog.DialogCode.Accepted if approved else QDialog.DialogCode.Rejected)
 
     def _on_buttons_accepted(self) -> None:
         self._finish(self.answer())
-        self.accept()
 
     def _on_buttons_rejected(self) -> None:
         self._finish(ConfirmationAnswer.decline())
-        self.reject()
 
     def _on_timer_timeout(self) -> None:
         self._finish(ConfirmationAnswer.decline())
-        self.reject()
 
     def abort(self) -> None:
         """Nobody will answer: the run was paused or cancelled."""
         self._finish(ConfirmationAnswer.abort())
-        self.reject()
 
     def closeEvent(self, event) -> None:  # the window's close button declines
-        if self._answer is None:
-            self._finish(ConfirmationAnswer.decline())
+        self._record(ConfirmationAnswer.decline())
         super().closeEvent(event)
 
 
