@@ -65,10 +65,10 @@ class TimedJournal(Journal):
     store_seconds = 0.0
     batches = 0
 
-    def prepare(self, run_id, events):
+    def prepare(self, run_id, events, snapshot=None):
         t0 = time.perf_counter()
         try:
-            return super().prepare(run_id, events)
+            return super().prepare(run_id, events, snapshot)
         finally:
             self.prepare_seconds += time.perf_counter() - t0
 

@@ -42,7 +42,7 @@ async def measure(window, goals: int) -> dict:
     t0 = time.perf_counter()
     await run.drive()
     engine_seconds = time.perf_counter() - t0
-    while window.tree_model.goal_count() < run.record.metrics.goals_created or window.mirror.last_seq < run.record.last_seq:
+    while window.tree_model.goal_count() < run.record.metrics.goals_created or window.shown_seq < run.record.last_seq:
         await asyncio.sleep(0.01)
     shown = time.perf_counter() - t0
     stop.set()

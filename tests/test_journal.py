@@ -21,13 +21,66 @@ def test_schema_is_versioned_and_in_wal_mode(tmp_path):
     path = tmp_path / "j.sqlite3"
     Journal(path).close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.execute("PRAGMA user_version=99")
     db.commit()
     db.close()
     with pytest.raises(JournalError, match="newer goalgui"):
         Journal(path)
+
+
+async def test_a_schema_1_journal_is_migrated_with_its_runs_intact(tmp_path):
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r, width=3)), sink=journal,
+                     limits=Limits(tokens=5_000))
+    await run.drive()
+    expected = (journal.children(run.run_id, "g1"), journal.health(run.run_id),
+                [type(e).__name__ for e in journal.goal_events(run.run_id, "g2")])
+    last_totals = journal.series(run.run_id)[-1][1]
+    journal.close()
+    db = sqlite3.connect(path)  # take it back to what goalgui 0.1 wrote
+    db.executescript("DROP INDEX events_by_goal; ALTER TABLE events DROP COLUMN goal_id;"
+                     "ALTER TABLE goals DROP COLUMN note; ALTER TABLE goals DROP COLUMN children;"
+                     "DROP TABLE series; PRAGMA user_version=1;")
+    db.close()
+    journal = Journal(path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    got = (journal.children(run.run_id, "g1"), journal.health(run.run_id),
+           [type(e).__name__ for e in journal.goal_events(run.run_id, "g2")])
+    assert got == expected
+    migrated = journal.series(run.run_id)[-1][1]
+    assert {k: migrated[k] for k in ("tokens", "turns", "goals", "settled", "purpose", "state")} == \
+        {k: last_totals[k] for k in ("tokens", "turns", "goals", "settled", "purpose", "state")}
+    assert journal.load(run.run_id).report() == run.record.report()
+    journal.close()
+
+
+async def test_the_series_and_goal_reads_match_the_run(journal):
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r, width=3)), sink=journal,
+                     limits=Limits(tokens=220))
+    await run.drive()
+    series = journal.series(run.run_id)
+    assert [seq for seq, _ in series] == sorted(seq for seq, _ in series)
+    last = series[-1][1]
+    assert last["tokens"] == run.record.metrics.tokens and last["goals"] == run.record.metrics.goals_created
+    assert last["purpose"] == run.record.metrics.tokens_by_purpose and last["state"] == run.state.value
+    assert last["settled"] == sum(1 for g in run.record.goals.values() if g.status.value in
+                                  ("done", "failed", "skipped", "abandoned"))
+    marks = [m for _, d in series for m in d["marks"]]
+    assert ("nudge", "tokens") in [(kind, detail) for kind, _ts, detail in marks]
+    for goal in run.record.goals.values():
+        own = journal.goal_events(run.run_id, goal.id)
+        assert own and all(getattr(e, "goal_id", None) == goal.id for e in own)
+        assert sum(e.tokens_in + e.tokens_out for e in own if e.type == "model_called") == goal.tokens
+    top = journal.children(run.run_id, None)
+    assert [r[0] for r in top] == ["g1"] and top[0][7] == len(run.record.goals["g1"].children)
+    assert journal.children(run.run_id, "g1", offset=1, limit=1)[0][0] == run.record.goals["g1"].children[1]
+    from goalgui.report import health
+    assert journal.health(run.run_id) == health(run.record)
+    assert journal.goal_path(run.run_id, run.record.goals["g1"].children[0]) == \
+        ["g1", run.record.goals["g1"].children[0]]
 
 
 async def test_events_are_committed_before_subscribers_see_them(journal):

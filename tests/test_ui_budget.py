@@ -5,7 +5,7 @@ import asyncio
 import numpy as np
 
 from goalgui.engine import Limits, Run
-from goalgui.engine.record import RunRecord
+from goalgui.engine.record import RunRecord, plot_marks
 from goalgui.ui.budget_panel import BudgetPanel
 
 from .models import FunctionModel, well_behaved
@@ -27,11 +27,11 @@ def replay_into(panel, limits, pause_after=None):
 
     run = asyncio.run(go())
     mirror = RunRecord()
-    panel.show_record(mirror)
+    panel.reset()
     for batch in batches:
         for e in batch:
             mirror.apply(e)
-        panel.on_batch(batch)
+        panel.add(mirror.snapshot(), plot_marks(batch))
     panel.redraw()
     return run, batches
 
@@ -63,3 +63,29 @@ def test_a_run_with_no_budget_shows_what_it_spent(qtbot):
     assert xs is None or len(xs) == 0  # no token budget: no share to plot
     assert panel.bars["tokens"].format() == f"{run.record.metrics.tokens:,} tokens (no limit)"
     assert panel.curves["goals"].getData()[1][-1] == run.record.metrics.goals_created / 25
+
+
+def test_tokens_by_purpose_stack_up_to_the_total(qtbot):
+    panel = BudgetPanel()
+    qtbot.addWidget(panel)
+    run, batches = replay_into(panel, Limits())
+    by_purpose = run.record.metrics.tokens_by_purpose
+    assert set(panel.purpose_curves) == set(by_purpose)
+    tops = {name: curve.getData()[1][-1] for name, curve in panel.purpose_curves.items()}
+    assert max(tops.values()) == run.record.metrics.tokens  # the highest band is the total
+    ordered = sorted(tops.values())
+    assert sorted(b - a for a, b in zip([0] + ordered, ordered)) == sorted(by_purpose.values())
+    assert len(panel.purpose_curves["execute"].getData()[0]) == len(batches)
+
+
+def test_a_long_run_keeps_its_whole_shape_in_bounded_buffers(qtbot):
+    from goalgui.ui.budget_panel import BudgetHistory
+
+    history = BudgetHistory(capacity=100)
+    for i in range(10_000):
+        history.add({"ts": float(i), "tokens": i, "turns": i, "goals": 1, "active": float(i), "purpose": {"x": i},
+                     "limits": {"tokens": 10_000, "max_goals": 25}}, start=0.0)
+    xs, ys = history.data("tokens")
+    assert len(xs) <= 100 and len(history.purpose_t) <= 100
+    assert xs[0] == 0.0 and xs[-1] >= 9_800  # the start and the end are both still there
+    assert np.all(np.diff(xs) > 0) and np.allclose(ys, xs / 10_000)

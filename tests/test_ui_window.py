@@ -29,6 +29,8 @@ def tree_rows(model, parent=None):
     from PySide6.QtCore import QModelIndex
 
     parent = parent or QModelIndex()
+    while model.canFetchMore(parent):  # a journaled run is read lazily
+        model.fetchMore(parent)
     out = []
     for row in range(model.rowCount(parent)):
         index = model.index(row, 0, parent)
@@ -47,7 +49,7 @@ def test_a_live_run_fills_the_tree_plots_and_status_line(window, qloop, qtmodelt
                              "mode": "auto"})
     run.model.latency = 0.0
     until(qloop, lambda: run.state is RunState.COMPLETE, timeout=20)
-    until(qloop, lambda: window.mirror.state is RunState.COMPLETE)
+    until(qloop, lambda: window.shown_state is RunState.COMPLETE)
     report = run.report()
     assert tree_rows(window.tree_model) == report_rows(report)
     assert window.modeline.text().startswith("complete") and f"{report['metrics']['tokens']:,}" in window.modeline.text()
@@ -104,12 +106,14 @@ def test_the_timeline_rebuilds_the_run_at_an_earlier_event_and_exports(window, q
     qloop.run_until_complete(run.drive())
     window.show_journaled(run.run_id)
     assert window.inspect.isVisible() and "leaves done:failed 7:0" in window.inspect.health.text()
-    events = window._journaled
+    events = list(journal.events(run.run_id))
     fifth_goal = [e.seq for e in events if e.type == "goal_added"][4]
-    with qtbot.waitSignal(window.inspect.moment_chosen, timeout=2000):
-        window.inspect.slider.setValue(fifth_goal)
+    shown = []
+    window.moment_shown.connect(shown.append)
+    window.inspect.slider.setValue(fifth_goal)
+    until(qloop, lambda: shown == [fifth_goal])  # debounced, then replayed off the event loop
     assert window.tree_model.goal_count() == 5
-    assert window.mirror.last_seq == fifth_goal and window.mirror.state is RunState.ACTIVE
+    assert window.shown_seq == fifth_goal and window.shown_state is RunState.ACTIVE
     assert f"event {fifth_goal} of {len(events)}" in window.inspect.position.text()
     md = window.inspect.export(tmp_path / "run.md", "md")
     js = window.inspect.export(tmp_path / "run.json", "json")
@@ -138,8 +142,8 @@ def test_a_chat_turn_proposes_a_goal_that_the_dialog_confirms_with_edits(window,
     dialog.budgets["turns"].setValue(20)
     dialog.approve_button.click()
     until(qloop, lambda: window.run is not None and window.run.state is RunState.COMPLETE)
-    until(qloop, lambda: window.mirror.state is RunState.COMPLETE)  # the bridge hands on at 30 Hz
+    until(qloop, lambda: window.shown_state is RunState.COMPLETE)  # the bridge hands on at 30 Hz
     record = window.run.record
     assert record.objective == "Draft the release notes for 2.0" and record.limits.turns == 20
     assert "agent: Started it." in window.chat_log.toPlainText()
-    assert window.mirror.run_id == record.run_id
+    assert window.shown_run_id == record.run_id

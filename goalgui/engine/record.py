@@ -116,6 +116,7 @@ class RunRecord:
         self.outcome: str | None = None
         self.summary = ""
         self.goals: dict[str, Goal] = {}
+        self.settled = 0  # goals done, failed, skipped or abandoned (kept so counting is O(1))
         self.root_id: str | None = None
         self.metrics = Metrics()
         self.nudged: set[tuple[str, float]] = set()
@@ -186,6 +187,14 @@ class RunRecord:
         """True once any budget passed 75% (the prompts then ask to converge)."""
         return bool(self.nudged)
 
+    def snapshot(self) -> dict:
+        """The run's totals after its latest event, as the journal's series keeps them for the plots."""
+        m = self.metrics
+        return {"ts": self.updated_at, "tokens": m.tokens, "turns": m.turns, "goals": m.goals_created,
+                "settled": self.settled, "active": round(self.active_seconds(self.updated_at), 3),
+                "purpose": dict(m.tokens_by_purpose), "limits": self.limits.to_dict(), "state": self.state.value,
+                "calls": m.model_calls, "depth": m.max_depth_reached}
+
     def leaves(self) -> list[Goal]:
         return [g for g in self.goals.values() if not g.children]
 
@@ -240,6 +249,8 @@ class RunRecord:
         self.metrics.turns += 1
         if e.goal_id is not None:
             goal = self.goals[e.goal_id]
+            if goal.status in SETTLED:
+                self.settled -= 1
             goal.status = GoalStatus.RUNNING
             goal.updated_at = e.ts
 
@@ -257,7 +268,9 @@ class RunRecord:
     def _goal_changed(self, e: ev.GoalChanged) -> None:
         g = self.goals[e.goal_id]
         if e.status is not None:
-            g.status = GoalStatus(e.status)
+            new = GoalStatus(e.status)
+            self.settled += (new in SETTLED) - (g.status in SETTLED)
+            g.status = new
         if e.result is not None:
             g.result = e.result
         if e.note is not None:
@@ -310,6 +323,33 @@ class RunRecord:
 
 
 INTERRUPTED = "interrupted: the process driving the run ended"
+
+
+def plot_marks(events) -> list[tuple[str, float, str]]:
+    """What a batch did that the budget plots mark: ("nudge", ts, budget), ("paused", ts, reason),
+    ("resumed", ts, "")."""
+    marks = []
+    for e in events:
+        t = type(e)
+        if t is ev.BudgetNudged:
+            marks.append(("nudge", e.ts, e.budget))
+        elif t is ev.RunStateChanged:
+            if e.state == "paused":
+                marks.append(("paused", e.ts, e.reason or ""))
+            elif e.state == "active" and e.seq > 2:  # not the start: a resume
+                marks.append(("resumed", e.ts, ""))
+    return marks
+
+
+def goal_from_events(events) -> Goal | None:
+    """One goal as its own events (from the journal's goal index) leave it."""
+    record = RunRecord()
+    for e in events:
+        if type(e) is ev.GoalAdded:
+            record.goals[e.goal_id] = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts)
+        elif e.goal_id in record.goals:
+            record._handlers[type(e)](e)
+    return next(iter(record.goals.values()), None)
 
 
 def interruption(record: RunRecord) -> list[tuple[type[ev.Event], dict]]:

@@ -31,7 +31,7 @@ BATCH_SECONDS = 0.02
 class EventSink(Protocol):
     """Where events are made durable (the journal). `write` commits or raises."""
 
-    def write(self, run_id: str, events: Sequence[Event]) -> None: ...
+    def write(self, run_id: str, events: Sequence[Event], snapshot: dict | None = None) -> None: ...
 
 
 class Recorder:
@@ -82,7 +82,7 @@ class Recorder:
             return
         if self.sink is not None:
             try:
-                self.sink.write(self.record.run_id, batch)
+                self.sink.write(self.record.run_id, batch, self.record.snapshot())
             except BaseException as exc:  # the journal failed: nobody may see unwritten events
                 log.exception("could not write %d events to the journal", len(batch))
                 self.error = exc

@@ -21,9 +21,9 @@ from typing import Iterator, Sequence
 
 from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
-from ..engine.record import INTERRUPTED, RunRecord, interruption
+from ..engine.record import INTERRUPTED, RunRecord, interruption, plot_marks
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 LEASE_SECONDS = 30.0
 
@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS events (
     seq    INTEGER NOT NULL,
     ts     REAL NOT NULL,
     type   TEXT NOT NULL,
-    data   TEXT NOT NULL
+    data   TEXT NOT NULL,
+    goal_id TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
 CREATE TABLE IF NOT EXISTS goals (
@@ -66,9 +67,18 @@ CREATE TABLE IF NOT EXISTS goals (
     tokens    INTEGER NOT NULL DEFAULT 0,
     attempts  INTEGER NOT NULL DEFAULT 0,
     result_chars INTEGER NOT NULL DEFAULT 0,
+    note      TEXT NOT NULL DEFAULT '',
+    children  INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, goal_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS goals_by_parent ON goals (run_id, parent_id, ord);
+-- the run's totals after each committed batch, and what happened in it worth marking on a plot
+CREATE TABLE IF NOT EXISTS series (
+    run_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    data   TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS texts (
     hash TEXT PRIMARY KEY,
     text TEXT NOT NULL
@@ -82,6 +92,12 @@ CREATE TABLE IF NOT EXISTS controls (
     taken_at   REAL
 );
 """
+
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS events_by_goal ON events (run_id, goal_id) WHERE goal_id IS NOT NULL;
+"""
+# the event types that concern one goal (their payload has a goal_id)
+_GOAL_EVENTS = ("goal_added", "goal_changed", "turn_started", "model_called", "tool_called", "confirmation_asked")
 
 
 @dataclass(slots=True)
@@ -97,6 +113,7 @@ class _Batch:
     started: ev.RunStarted | None
     last_seq: int
     last_ts: float
+    series: tuple | None
 
 
 class JournalError(RuntimeError):
@@ -137,8 +154,47 @@ class Journal:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise JournalError(f"{self.path} was written by a newer goalgui (schema {version})")
-            if version < SCHEMA_VERSION:
-                self._db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+            if version == 1:
+                self._migrate_from_1()
+            elif version < SCHEMA_VERSION:
+                self._db.executescript("BEGIN;" + _SCHEMA + _INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+
+    def _migrate_from_1(self) -> None:
+        """Schema 1 to 2: events learn their goal, goals their note and number of children, and every
+        run gets the series its plots read (rebuilt by replaying it, once)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("ALTER TABLE events ADD COLUMN goal_id TEXT")
+            db.execute("UPDATE events SET goal_id=json_extract(data, '$.goal_id') WHERE type IN (%s)"
+                       % ",".join("'%s'" % t for t in _GOAL_EVENTS))
+            db.execute("ALTER TABLE goals ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+            db.execute("ALTER TABLE goals ADD COLUMN children INTEGER NOT NULL DEFAULT 0")
+            db.execute("UPDATE goals SET children=(SELECT count(*) FROM goals c"
+                       " WHERE c.run_id=goals.run_id AND c.parent_id=goals.goal_id)")
+            for statement in _SCHEMA.split(";") + _INDEXES.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            run_ids = [r[0] for r in db.execute("SELECT run_id FROM runs")]
+            for run_id in run_ids:
+                record, series = RunRecord(), []
+                chunk: list[ev.Event] = []
+                for event in self._read_events(run_id):
+                    record.apply(event)
+                    chunk.append(event)
+                    if event.ts - chunk[0].ts >= 0.02:
+                        series.append(self.prepare(run_id, chunk, record.snapshot()).series)
+                        chunk = []
+                if chunk:
+                    series.append(self.prepare(run_id, chunk, record.snapshot()).series)
+                db.executemany("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", series)
+                db.executemany("UPDATE goals SET note=? WHERE run_id=? AND goal_id=?",
+                               [(g.note, run_id, g.id) for g in record.goals.values() if g.note])
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -154,57 +210,74 @@ class Journal:
 
     # -- writing ---------------------------------------------------------------
 
-    def write(self, run_id: str, events: Sequence[ev.Event]) -> None:
-        """Commit one batch of a run's events with its projections, atomically."""
-        self.store(self.prepare(run_id, events))
+    def write(self, run_id: str, events: Sequence[ev.Event], snapshot: dict | None = None) -> None:
+        """Commit one batch of a run's events with its projections, atomically. `snapshot`
+        (the run's totals after the batch, `RunRecord.snapshot()`) goes into the plots' series."""
+        self.store(self.prepare(run_id, events, snapshot))
 
-    def prepare(self, run_id: str, events: Sequence[ev.Event]) -> _Batch:
+    def prepare(self, run_id: str, events: Sequence[ev.Event], snapshot: dict | None = None) -> _Batch:
         """The rows one batch writes (pure Python: encoding and projections), ready for `store`."""
         rows = []
         new: dict[str, list] = {}  # goals added in this batch: inserted once with their final fields
-        changed: dict[str, list] = {}  # goals added earlier: [status, attempts, result_chars, tokens]
+        changed: dict[str, list] = {}  # goals added earlier: [status, attempts, result_chars, tokens, note, children]
         run_fields: dict = {}
         tokens = goals = 0
         started = None
         new_texts: list[tuple[str, str]] = []
+        marks: list = []
 
         for e in events:
             data = ev.payload(e)
             t = type(e)
+            goal_id = None
             if t is ev.ModelCalled:
                 data["messages"] = self._shrink(data["messages"], new_texts)
                 spent = e.tokens_in + e.tokens_out
                 tokens += spent
-                if e.goal_id:
-                    self._project(new, changed, e.goal_id, tokens=spent)
+                goal_id = e.goal_id
+                if goal_id:
+                    self._project(new, changed, goal_id, tokens=spent)
             elif t is ev.GoalChanged:
-                self._project(new, changed, e.goal_id, status=e.status, attempts=e.attempts,
-                              result_chars=None if e.result is None else len(e.result))
+                goal_id = e.goal_id
+                self._project(new, changed, goal_id, status=e.status, attempts=e.attempts,
+                              result_chars=None if e.result is None else len(e.result), note=e.note)
             elif t is ev.TurnStarted:
-                if e.goal_id is not None:
-                    self._project(new, changed, e.goal_id, status="running")
+                goal_id = e.goal_id
+                if goal_id is not None:
+                    self._project(new, changed, goal_id, status="running")
             elif t is ev.GoalAdded:
+                goal_id = e.goal_id
                 goals += 1
-                new[e.goal_id] = [e.seq, e.parent_id, e.depth, e.text, "pending", 0, 0, 0]
+                new[goal_id] = [e.seq, e.parent_id, e.depth, e.text, "pending", 0, 0, 0, "", 0]
+                if e.parent_id is not None:
+                    self._project(new, changed, e.parent_id, children=1)
             elif t is ev.RunStateChanged:
                 run_fields["state"] = e.state
                 run_fields["stop_reason"] = e.reason if e.state != "active" else None
                 if e.outcome is not None:
                     run_fields["outcome"] = e.outcome
+                marks.extend(plot_marks((e,)))
+            elif t is ev.BudgetNudged:
+                marks.extend(plot_marks((e,)))
+            elif t is ev.ToolCalled:
+                goal_id = e.goal_id
             elif t is ev.RunStarted:
                 started = e
-            rows.append((run_id, e.seq, e.ts, e.type, _encode(data)))
+            rows.append((run_id, e.seq, e.ts, e.type, _encode(data), goal_id))
         last = events[-1]
         inserts = [(run_id, goal_id, *row) for goal_id, row in new.items()]
         updates = [(*change, run_id, goal_id) for goal_id, change in changed.items()]
+        series = None
+        if snapshot is not None or marks:
+            series = (run_id, last.seq, _encode({**(snapshot or {}), "marks": marks}))
         return _Batch(run_id, rows, new_texts, inserts, updates, run_fields, tokens, goals, started,
-                      last.seq, last.ts)
+                      last.seq, last.ts, series)
 
     @staticmethod
     def _project(new: dict, changed: dict, goal_id: str, *, status=None, attempts=None,
-                 result_chars=None, tokens=0) -> None:
+                 result_chars=None, tokens=0, note=None, children=0) -> None:
         row = new.get(goal_id)
-        if row is not None:  # [ord, parent, depth, text, status, tokens, attempts, result_chars]
+        if row is not None:  # [ord, parent, depth, text, status, tokens, attempts, result_chars, note, children]
             if status is not None:
                 row[4] = status
             row[5] += tokens
@@ -212,10 +285,13 @@ class Journal:
                 row[6] = attempts
             if result_chars is not None:
                 row[7] = result_chars
+            if note is not None:
+                row[8] = note
+            row[9] += children
             return
         change = changed.get(goal_id)
         if change is None:
-            change = changed[goal_id] = [None, None, None, 0]
+            change = changed[goal_id] = [None, None, None, 0, None, 0]
         if status is not None:
             change[0] = status
         if attempts is not None:
@@ -223,6 +299,9 @@ class Journal:
         if result_chars is not None:
             change[2] = result_chars
         change[3] += tokens
+        if note is not None:
+            change[4] = note
+        change[5] += children
 
     def store(self, batch: _Batch) -> None:
         """Commit a prepared batch: events, projections and the run's row in one transaction."""
@@ -241,16 +320,20 @@ class Journal:
                     self._owned.add(run_id)
                 if batch.texts:
                     db.executemany("INSERT OR IGNORE INTO texts (hash, text) VALUES (?,?)", batch.texts)
-                db.executemany("INSERT INTO events (run_id, seq, ts, type, data) VALUES (?,?,?,?,?)", batch.rows)
+                db.executemany("INSERT INTO events (run_id, seq, ts, type, data, goal_id) VALUES (?,?,?,?,?,?)",
+                               batch.rows)
                 if batch.goal_inserts:
                     db.executemany(
                         "INSERT INTO goals (run_id, goal_id, ord, parent_id, depth, text, status, tokens, attempts,"
-                        " result_chars) VALUES (?,?,?,?,?,?,?,?,?,?)", batch.goal_inserts)
+                        " result_chars, note, children) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", batch.goal_inserts)
                 if batch.goal_updates:
                     db.executemany(
                         "UPDATE goals SET status=coalesce(?, status), attempts=coalesce(?, attempts),"
-                        " result_chars=coalesce(?, result_chars), tokens=tokens+? WHERE run_id=? AND goal_id=?",
+                        " result_chars=coalesce(?, result_chars), tokens=tokens+?, note=coalesce(?, note),"
+                        " children=children+? WHERE run_id=? AND goal_id=?",
                         batch.goal_updates)
+                if batch.series is not None:
+                    db.execute("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", batch.series)
                 tokens, goals, run_fields = batch.tokens, batch.goals, batch.run_fields
                 sets = ["updated_at=?", "last_seq=?", "tokens=tokens+?", "goals=goals+?"]
                 args: list = [batch.last_ts, batch.last_seq, tokens, goals]
@@ -346,13 +429,15 @@ class Journal:
             raise InputError(f"{prefix!r} matches several runs; give more of the id")
         return rows[0][0]
 
-    def runs(self) -> list[dict]:
-        """Every run, newest first; an active run whose owner is gone shows as paused."""
+    def runs(self, run_id: str | None = None) -> list[dict]:
+        """Every run (or the one named), newest first; an active run whose owner is gone shows as paused."""
+        sql = ("SELECT run_id, objective, strategy, state, stop_reason, started_at, updated_at, tokens, goals,"
+               " owner_host, owner_pid, lease_until, outcome, model, last_seq FROM runs")
         with self._lock:
-            rows = self._db.execute(
-                "SELECT run_id, objective, strategy, state, stop_reason, started_at, updated_at, tokens, goals,"
-                " owner_host, owner_pid, lease_until, outcome, model FROM runs ORDER BY started_at DESC, run_id"
-            ).fetchall()
+            if run_id is None:
+                rows = self._db.execute(sql + " ORDER BY started_at DESC, run_id").fetchall()
+            else:
+                rows = self._db.execute(sql + " WHERE run_id=?", (run_id,)).fetchall()
         out = []
         for r in rows:
             state, reason = r[3], r[4]
@@ -362,24 +447,114 @@ class Journal:
             out.append({
                 "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,
                 "started_at": r[5], "updated_at": r[6], "tokens": r[7], "goals": r[8],
-                "outcome": r[12], "model": r[13],
+                "outcome": r[12], "model": r[13], "last_seq": r[14],
             })
         return out
 
     def events(self, run_id: str, *, after: int = 0, upto: int | None = None) -> Iterator[ev.Event]:
         """The run's events in order (a range of them with `after`/`upto`)."""
-        sql = "SELECT seq, ts, type, data FROM events WHERE run_id=? AND seq>?"
-        args: list = [run_id, after]
+        return self._select_events("run_id=? AND seq>?", [run_id, after], upto)
+
+    def _select_events(self, where: str, args: list, upto: int | None) -> Iterator[ev.Event]:
+        sql = "SELECT seq, ts, type, data FROM events WHERE " + where
         if upto is not None:
             sql += " AND seq<=?"
             args.append(upto)
         with self._lock:
             rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
+        return self._decode(rows)
+
+    def _read_events(self, run_id: str) -> Iterator[ev.Event]:
+        rows = self._db.execute("SELECT seq, ts, type, data FROM events WHERE run_id=? ORDER BY seq",
+                                (run_id,)).fetchall()
+        return self._decode(rows)
+
+    def _decode(self, rows) -> Iterator[ev.Event]:
         for seq, ts, type_name, data in rows:
             payload = json.loads(data)
             if type_name == "model_called":
                 payload["messages"] = [self._expand(m) for m in payload["messages"]]
             yield ev.from_payload(type_name, seq, ts, payload)
+
+    def goal_events(self, run_id: str, goal_id: str, *, upto: int | None = None) -> list[ev.Event]:
+        """One goal's own events (added, changed, turns, model and tool calls), in order."""
+        return list(self._select_events("run_id=? AND goal_id=?", [run_id, goal_id], upto))
+
+    def series(self, run_id: str, *, upto: int | None = None) -> list[tuple[int, dict]]:
+        """The run's totals after each committed batch (see `write`), oldest first."""
+        sql, args = "SELECT seq, data FROM series WHERE run_id=?", [run_id]
+        if upto is not None:
+            sql += " AND seq<=?"
+            args.append(upto)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
+        return [(seq, json.loads(data)) for seq, data in rows]
+
+    def children(self, run_id: str, parent_id: str | None, offset: int = 0, limit: int = -1) -> list[tuple]:
+        """A page of one goal's children from the projection (None: the top goals), in creation order:
+        (goal_id, depth, text, status, tokens, attempts, result_chars, children)."""
+        columns = "goal_id, depth, text, status, tokens, attempts, result_chars, children"
+        with self._lock:
+            if parent_id is None:
+                cur = self._db.execute(f"SELECT {columns} FROM goals WHERE run_id=? AND parent_id IS NULL"
+                                       " ORDER BY ord LIMIT ? OFFSET ?", (run_id, limit, offset))
+            else:
+                cur = self._db.execute(f"SELECT {columns} FROM goals WHERE run_id=? AND parent_id=?"
+                                       " ORDER BY ord LIMIT ? OFFSET ?", (run_id, parent_id, limit, offset))
+            return cur.fetchall()
+
+    def find_goals(self, run_id: str, text: str = "", status: str = "", limit: int = 1000) -> list[str]:
+        """Ids of goals whose id or text contains `text` (any case) and whose status is `status`
+        (either may be empty), in creation order, at most `limit`."""
+        sql, args = "SELECT goal_id FROM goals WHERE run_id=?", [run_id]
+        if text:
+            sql += " AND (instr(lower(text), ?) > 0 OR instr(lower(goal_id), ?) > 0)"
+            args += [text.lower(), text.lower()]
+        if status:
+            sql += " AND status=?"
+            args.append(status)
+        with self._lock:
+            return [r[0] for r in self._db.execute(sql + " ORDER BY ord LIMIT ?", (*args, limit))]
+
+    def goal_path(self, run_id: str, goal_id: str) -> list[str]:
+        """The ids from the top goal down to `goal_id` (to open the tree at a goal)."""
+        path = []
+        current: str | None = goal_id
+        with self._lock:
+            while current is not None:
+                row = self._db.execute("SELECT parent_id FROM goals WHERE run_id=? AND goal_id=?",
+                                       (run_id, current)).fetchone()
+                if row is None:
+                    break
+                path.append(current)
+                current = row[0]
+        return path[::-1]
+
+    def health(self, run_id: str) -> dict:
+        """The run's health numbers from the projection, without replaying it (see report.health)."""
+        with self._lock:
+            leaves = dict(self._db.execute(
+                "SELECT status, count(*) FROM goals WHERE run_id=? AND children=0 GROUP BY status", (run_id,)))
+            depth, fell, limit_hit, retries = self._db.execute(
+                "SELECT coalesce(max(depth), 0), coalesce(sum(note LIKE '%executed directly%'), 0),"
+                " coalesce(max(note LIKE '%depth limit%'), 0), coalesce(sum(attempts > 1), 0)"
+                " FROM goals WHERE run_id=?", (run_id,)).fetchone()
+        return {"leaves_done": leaves.get("done", 0), "leaves_failed": leaves.get("failed", 0),
+                "max_depth_reached": depth, "depth_limit_hit": bool(limit_hit), "fell_through": fell,
+                "retries": retries}
+
+    def summary(self, run_id: str) -> dict:
+        """The run's row as `runs()` lists it, with its latest totals (`RunRecord.snapshot()` fields)."""
+        listed = next((r for r in self.runs(run_id) if r["run_id"] == run_id), None)
+        if listed is None:
+            raise JournalError(f"no run {run_id}")
+        with self._lock:
+            row = self._db.execute("SELECT data FROM series WHERE run_id=? ORDER BY seq DESC LIMIT 1",
+                                   (run_id,)).fetchone()
+            started = self._db.execute("SELECT data FROM events WHERE run_id=? AND seq=1", (run_id,)).fetchone()
+        listed["totals"] = json.loads(row[0]) if row else {}
+        listed["run_started"] = json.loads(started[0]) if started else {}
+        return listed
 
     # Fixed instructions (system messages) are the same in thousands of calls: the journal
     # keeps each once, by hash, and events refer to it.

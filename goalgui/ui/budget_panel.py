@@ -1,66 +1,118 @@
-"""The budget panel: share of each budget used over time, against the 75% nudge and the 100% stop.
+"""The budget panel: share of each budget used over time, against the 75% nudge and the 100% stop,
+and the tokens spent by purpose as a stacked view.
 
-Numbers arrive with every batch; they go into bounded buffers, and a timer
-redraws at most five times a second with one setData per curve. Markers show
-where the nudge fired and where the run paused and resumed. Progress bars give
-the figures; a budget that is not set shows what was spent.
+The panel is fed the run's totals after each committed batch (`RunRecord.snapshot()`
+live, the journal's series for a finished run: the same dicts) and the marks of
+what the batch did (nudges, pauses, resumes). They go into bounded buffers, and a
+timer redraws at most five times a second with one setData per curve. A budget
+that is not set shows what was spent.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Sequence
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
-
-from ..engine import events as ev
-from ..engine.record import RunRecord
+from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
 BUDGETS = ("tokens", "turns", "goals", "time")
 COLOURS = {"tokens": "#2980b9", "turns": "#8e44ad", "goals": "#27ae60", "time": "#d35400"}
-CAPACITY = 20_000  # points per budget; older points are dropped
+# what each budget's share is made of in a snapshot: (spent, limit)
+_SHARE = {"tokens": ("tokens", "tokens"), "turns": ("turns", "turns"), "goals": ("goals", "max_goals"),
+          "time": ("active", "seconds")}
+PURPOSE_COLOURS = ("#2980b9", "#27ae60", "#f39c12", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#d35400")
+CAPACITY = 20_000  # points kept per series; when full, every other point is dropped and the step doubles
 REDRAW_MS = 200
 
 
 class BudgetHistory:
-    """Bounded (seconds since start, share used) series per budget, plus event markers."""
+    """Bounded series of snapshots: (seconds since start, share used) per budget set, cumulative
+    tokens per purpose, and the marks. Past CAPACITY points it thins itself evenly (every other
+    point, then keeps one in two of the new ones), so a long run keeps its whole shape in bounded
+    memory."""
 
     def __init__(self, capacity: int = CAPACITY):
-        self.series = {name: (deque(maxlen=capacity), deque(maxlen=capacity)) for name in BUDGETS}
+        self.capacity = capacity
+        self.series = {name: (deque(), deque()) for name in BUDGETS}
+        self.purpose_t: list[float] = []
+        self.purposes: dict[str, list[int]] = {}
         self.nudges: list[tuple[float, str]] = []
         self.pauses: list[float] = []
         self.resumes: list[float] = []
+        self.start: float | None = None
+        self.latest: dict = {}
+        self.stride = 1  # keep one snapshot in `stride`
+        self._skipped = 0
         self.dirty = False
 
     def clear(self) -> None:
-        self.__init__(self.series["tokens"][0].maxlen)
+        self.__init__(self.capacity)
 
-    def sample(self, record: RunRecord, batch: Sequence[ev.Event]) -> None:
-        """After `record` has applied `batch`: one point per budget that is set, and the markers."""
-        if not batch or not record.started_at:
-            return
-        start = record.started_at
-        for e in batch:
-            if type(e) is ev.BudgetNudged:
-                self.nudges.append((e.ts - start, e.budget))
-            elif type(e) is ev.RunStateChanged:
-                if e.state == "paused":
-                    self.pauses.append(e.ts - start)
-                elif e.state == "active" and e.seq > 2:
-                    self.resumes.append(e.ts - start)
-        now = batch[-1].ts
-        for name, (used, limit) in record.usage(now).items():
-            xs, ys = self.series[name]
-            xs.append(now - start)
-            ys.append(used / limit if limit else 0.0)
+    def add(self, snapshot: dict, marks=(), start: float | None = None) -> None:
+        """One batch: the run's totals after it and what it did. `start`: when the run began."""
+        if self.start is None:
+            self.start = start if start is not None else snapshot.get("ts", 0.0)
+        start = self.start
+        for kind, ts, detail in marks:
+            if kind == "nudge":
+                self.nudges.append((ts - start, detail))
+            elif kind == "paused":
+                self.pauses.append(ts - start)
+            elif kind == "resumed":
+                self.resumes.append(ts - start)
+        self.latest = snapshot
         self.dirty = True
+        if "ts" not in snapshot:
+            return
+        self._skipped += 1
+        if self._skipped < self.stride:
+            return
+        self._skipped = 0
+        x = snapshot["ts"] - start
+        limits = snapshot.get("limits", {})
+        for name, (spent_key, limit_key) in _SHARE.items():
+            limit = limits.get(limit_key)
+            if limit:
+                xs, ys = self.series[name]
+                xs.append(x)
+                ys.append(snapshot.get(spent_key, 0) / limit)
+        purpose = snapshot.get("purpose", {})
+        n = len(self.purpose_t)
+        self.purpose_t.append(x)
+        for name in purpose:
+            if name not in self.purposes:
+                self.purposes[name] = [0] * n
+        for name, values in self.purposes.items():
+            values.append(purpose.get(name, 0))
+        if len(self.purpose_t) >= self.capacity:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Full: drop every other point of every series, and from now keep one in twice as many."""
+        for name, (xs, ys) in self.series.items():
+            keep_x, keep_y = list(xs)[::2], list(ys)[::2]
+            self.series[name] = (deque(keep_x), deque(keep_y))
+        self.purpose_t = self.purpose_t[::2]
+        for name in self.purposes:
+            self.purposes[name] = self.purposes[name][::2]
+        self.stride *= 2
 
     def data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         xs, ys = self.series[name]
         return np.fromiter(xs, float, len(xs)), np.fromiter(ys, float, len(ys))
+
+    def stacked(self) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+        """x and, per purpose (largest first), the top of its band in the stack."""
+        x = np.asarray(self.purpose_t, float)
+        order = sorted(self.purposes, key=lambda p: -self.purposes[p][-1] if self.purposes[p] else 0)
+        top = np.zeros(len(x))
+        bands = []
+        for name in order:
+            top = top + np.asarray(self.purposes[name], float)
+            bands.append((name, top))
+        return x, bands
 
 
 class BudgetPanel(QWidget):
@@ -69,7 +121,6 @@ class BudgetPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.history = BudgetHistory()
-        self.record: RunRecord | None = None
         self.plot = pg.PlotWidget()
         self.plot.setBackground(None)
         self.plot.setLabel("left", "share of budget used")
@@ -89,6 +140,21 @@ class BudgetPanel(QWidget):
         self.nudge_marks = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush("#f39c12"))
         self.plot.addItem(self.nudge_marks)
         self._event_lines: list[pg.InfiniteLine] = []
+        self._marks_drawn = (0, 0)
+        self.purpose_plot = pg.PlotWidget()
+        self.purpose_plot.setBackground(None)
+        self.purpose_plot.setLabel("left", "tokens")
+        self.purpose_plot.setLabel("bottom", "seconds since start")
+        self.purpose_plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.purpose_plot.addLegend(offset=(10, 10))
+        self.purpose_plot.setClipToView(True)
+        self.purpose_plot.setDownsampling(auto=True, mode="peak")
+        self.purpose_curves: dict[str, pg.PlotDataItem] = {}  # the top edge of each purpose's band
+        self._floor = self.purpose_plot.plot([], [], pen=None)
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.addTab(self.plot, "Budgets")
+        self.views.addTab(self.purpose_plot, "Tokens by purpose")
         self.bars: dict[str, QProgressBar] = {}
         grid = QGridLayout()
         for row, name in enumerate(BUDGETS):
@@ -99,25 +165,35 @@ class BudgetPanel(QWidget):
             grid.addWidget(bar, row, 1)
             self.bars[name] = bar
         layout = QVBoxLayout(self)
-        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.views, 1)
         layout.addLayout(grid)
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
         self._timer.start()
 
-    def show_record(self, record: RunRecord) -> None:
-        """Follow another run (the caller keeps `record` up to date and calls `on_batch`)."""
-        self.record = record
+    def reset(self, start: float | None = None) -> None:
+        """Show another run (or moment); `start` is when it began."""
         self.history.clear()
+        self.history.start = start
+        for curve in self.purpose_curves.values():
+            self.purpose_plot.removeItem(curve.band)
+            self.purpose_plot.removeItem(curve)
+        self.purpose_curves.clear()
         self.redraw()
 
-    def on_batch(self, batch: Sequence[ev.Event]) -> None:
-        if self.record is not None:
-            self.history.sample(self.record, batch)
+    def add(self, snapshot: dict, marks=()) -> None:
+        self.history.add(snapshot, marks)
+
+    def load_series(self, series, start: float | None = None) -> None:
+        """A journaled run's series (`Journal.series`): drawn at once."""
+        self.reset(start)
+        for _seq, data in series:
+            self.history.add(data, data.get("marks", ()))
+        self.redraw()
 
     def _on_timer_timeout(self) -> None:
-        if self.history.dirty:
+        if self.history.dirty and self.isVisible():
             self.redraw()
 
     def redraw(self) -> None:
@@ -132,14 +208,30 @@ class BudgetPanel(QWidget):
             y = float(np.interp(x, xs, ys)) if len(xs) else 0.75
             spots.append({"pos": (x, y), "data": name})
         self.nudge_marks.setData(spots)
-        for line in self._event_lines:
-            self.plot.removeItem(line)
-        self._event_lines = []
-        for x in h.pauses:
-            self._event_lines.append(self._mark(x, "#c0392b", "paused"))
-        for x in h.resumes:
-            self._event_lines.append(self._mark(x, "#27ae60", "resumed"))
+        if self._marks_drawn != (len(h.pauses), len(h.resumes)):
+            for line in self._event_lines:
+                self.plot.removeItem(line)
+            self._event_lines = [self._mark(x, "#c0392b", "paused") for x in h.pauses]
+            self._event_lines += [self._mark(x, "#27ae60", "resumed") for x in h.resumes]
+            self._marks_drawn = (len(h.pauses), len(h.resumes))
+        self._redraw_purposes()
         self._update_bars()
+
+    def _redraw_purposes(self) -> None:
+        x, bands = self.history.stacked()
+        self._floor.setData(x, np.zeros(len(x)))
+        below = self._floor
+        for i, (name, top) in enumerate(bands):
+            curve = self.purpose_curves.get(name)
+            colour = PURPOSE_COLOURS[len(self.purpose_curves) % len(PURPOSE_COLOURS)]
+            if curve is None:
+                curve = self.purpose_plot.plot([], [], pen=pg.mkPen(colour, width=1), name=name)
+                self.purpose_curves[name] = curve
+                fill = pg.FillBetweenItem(curve, below, brush=pg.mkBrush(colour + "90"))
+                curve.band = fill
+                self.purpose_plot.addItem(fill)
+            curve.setData(x, top)
+            below = curve
 
     def _mark(self, x: float, colour: str, label: str) -> pg.InfiniteLine:
         line = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(colour, style=Qt.PenStyle.DotLine), label=label,
@@ -148,18 +240,16 @@ class BudgetPanel(QWidget):
         return line
 
     def _update_bars(self) -> None:
-        if self.record is None:
-            return
-        rec = self.record
-        m = rec.metrics
-        usage = rec.usage(rec.updated_at)
-        spent = {"tokens": f"{m.tokens:,} tokens", "turns": f"{m.turns} turns", "goals": f"{m.goals_created} goals",
-                 "time": f"{rec.active_seconds(rec.updated_at):.0f} s"}
+        s = self.history.latest
+        limits = s.get("limits", {})
+        spent = {"tokens": f"{s.get('tokens', 0):,} tokens", "turns": f"{s.get('turns', 0)} turns",
+                 "goals": f"{s.get('goals', 0)} goals", "time": f"{s.get('active', 0):.0f} s"}
         for name, bar in self.bars.items():
-            if name in usage:
-                used, limit = usage[name]
-                bar.setValue(int(min(1.0, used / limit) * 1000))
-                bar.setFormat(f"{spent[name]} of {limit:,.0f}" if name != "time" else f"{spent[name]} of {limit:,.0f} s")
+            spent_key, limit_key = _SHARE[name]
+            limit = limits.get(limit_key)
+            if limit:
+                bar.setValue(int(min(1.0, s.get(spent_key, 0) / limit) * 1000))
+                bar.setFormat(f"{spent[name]} of {limit:,.0f}" + (" s" if name == "time" else ""))
             else:  # no budget set: show what was spent
                 bar.setValue(0)
                 bar.setFormat(f"{spent[name]} (no limit)")

@@ -33,13 +33,17 @@ def modeline(record, waiting: bool = False) -> str:
     """The run's state in one line, like the seeds' modeline: state, goal N/M, tokens, elapsed."""
     if record is None or not record.run_id:
         return "no run"
-    m, lim = record.metrics, record.limits
-    done = sum(1 for g in record.goals.values() if g.status in SETTLED)
-    tokens = f"{m.tokens:,}" + (f"/{lim.tokens:,}" if lim.tokens else "")
-    parts = [record.state.value, f"goal {done}/{m.goals_created} (cap {lim.max_goals})", f"tokens {tokens}",
-             f"{record.active_seconds(record.updated_at):.0f}s"]
-    if record.stop_reason and record.state is not RunState.ACTIVE:
-        parts.append(record.stop_reason)
+    return status_line(record.state.value, record.snapshot(), record.stop_reason, waiting)
+
+
+def status_line(state: str, totals: dict, stop_reason: str | None = None, waiting: bool = False) -> str:
+    """The modeline from a run's totals (`RunRecord.snapshot()`, or the journal's latest for a closed run)."""
+    limits = totals.get("limits", {})
+    tokens = f"{totals.get('tokens', 0):,}" + (f"/{limits['tokens']:,}" if limits.get("tokens") else "")
+    parts = [state, f"goal {totals.get('settled', 0)}/{totals.get('goals', 0)} (cap {limits.get('max_goals', '?')})",
+             f"tokens {tokens}", f"{totals.get('active', 0):.0f}s"]
+    if stop_reason and state != RunState.ACTIVE.value:
+        parts.append(stop_reason)
     if waiting:
         parts.append("WAITING FOR YOUR CONFIRMATION")
     return "  ·  ".join(parts)

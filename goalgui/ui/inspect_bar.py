@@ -3,33 +3,35 @@ numbers, and export to JSON and Markdown."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
-from ..engine.record import RunRecord
-from ..report import health, json_report, markdown_report
+from ..report import json_report, markdown_report
 
 
-def health_text(record: RunRecord) -> str:
-    h = health(record)
-    by_purpose = ", ".join(f"{p} {n:,}" for p, n in sorted(record.metrics.tokens_by_purpose.items(),
-                                                             key=lambda kv: -kv[1]))
+def health_text(h: dict, tokens_by_purpose: dict) -> str:
+    """The run's health in numbers: `h` from report.health (a record) or Journal.health (a closed run)."""
+    by_purpose = ", ".join(f"{p} {n:,}" for p, n in sorted(tokens_by_purpose.items(), key=lambda kv: -kv[1]))
     return (f"leaves done:failed {h['leaves_done']}:{h['leaves_failed']}  ·  deepest depth "
             f"{h['max_depth_reached']}{' (limit hit)' if h['depth_limit_hit'] else ''}  ·  decompositions fell "
             f"through {h['fell_through']}  ·  retries {h['retries']}  ·  tokens by purpose: {by_purpose or '-'}")
 
 
 class InspectBar(QWidget):
-    """Shown for a journaled run: `moment_chosen(n)` asks the window to show the first n events."""
+    """Shown for a journaled run: `moment_chosen(n)` asks the window to show the run after event n."""
 
     moment_chosen = Signal(int)
+    exported = Signal(str)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.events: list = []
+        self.last_seq = 0
+        self.load_run = None  # () -> RunRecord of the whole run, for export
+        self.run_id = ""
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setMinimum(1)
         self.position = QLabel()
@@ -54,39 +56,48 @@ class InspectBar(QWidget):
         self.slider.valueChanged.connect(self._on_slider_value_changed)
         self.export_json.clicked.connect(lambda: self._ask_path("json"))
         self.export_md.clicked.connect(lambda: self._ask_path("md"))
-        self.record: RunRecord | None = None
         self.file_dialog: QFileDialog | None = None
+        self.export_task: asyncio.Future | None = None
 
-    def show_run(self, events: list, record: RunRecord) -> None:
-        self.events = events
-        self.record = record
+    def show_run(self, run_id: str, last_seq: int, load_run) -> None:
+        """A journaled run of `last_seq` events; `load_run()` rebuilds all of it (for export)."""
+        self.run_id, self.last_seq, self.load_run = run_id, last_seq, load_run
         self.slider.blockSignals(True)
-        self.slider.setMaximum(max(1, len(events)))
-        self.slider.setValue(max(1, len(events)))
+        self.slider.setMaximum(max(1, last_seq))
+        self.slider.setValue(max(1, last_seq))
         self.slider.blockSignals(False)
-        self.show_moment(record, len(events))
 
-    def show_moment(self, record: RunRecord, n: int) -> None:
-        last = self.events[n - 1] if self.events and n else None
-        at = f"{last.ts - self.events[0].ts:.1f} s, {last.type}" if last else ""
-        self.position.setText(f"event {n} of {len(self.events)}  {at}")
-        self.health.setText(health_text(record))
+    def show_moment(self, n: int, seconds: float | None, health: str) -> None:
+        at = f"  {seconds:.1f} s" if seconds is not None else ""
+        self.position.setText(f"event {n} of {self.last_seq}{at}")
+        self.health.setText(health)
 
     def _on_slider_value_changed(self, _value: int) -> None:
         self._debounce.start()
 
     def _ask_path(self, fmt: str) -> None:
-        if self.record is None:
+        if self.load_run is None:
             return
-        dialog = QFileDialog(self, "Export run", f"goalgui-{self.record.run_id}.{fmt}")
+        dialog = QFileDialog(self, "Export run", f"goalgui-{self.run_id}.{fmt}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.fileSelected.connect(lambda path: self.export(Path(path), fmt))
+        dialog.fileSelected.connect(lambda path: self._export_in_background(Path(path), fmt))
         self.file_dialog = dialog
         dialog.open()
 
+    def _export_in_background(self, path: Path, fmt: str) -> None:
+        async def go():
+            try:
+                await asyncio.to_thread(self.export, path, fmt)
+            except OSError as exc:
+                self.exported.emit(f"could not export: {exc}")
+            else:
+                self.exported.emit(f"exported to {path}")
+
+        self.export_task = asyncio.ensure_future(go())
+
     def export(self, path: Path, fmt: str) -> Path:
         """Write the whole run (not the moment on the slider) as the CLI's export would."""
-        full = RunRecord.from_events(self.events)
+        full = self.load_run()
         text = (markdown_report(full) if fmt == "md"
                 else json.dumps(json_report(full), indent=2, ensure_ascii=False) + "\n")
         path.write_text(text, encoding="utf-8")

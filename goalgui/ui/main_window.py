@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
-from PySide6.QtCore import QSettings, QSortFilterProxyModel, Qt, QTimer
+from PySide6.QtCore import QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,20 +27,22 @@ from PySide6.QtWidgets import (
 
 from .. import paths
 from ..engine import events as ev
-from ..engine.lifecycle import InputError, RunState
-from ..engine.record import INTERRUPTED, RunRecord
+from ..engine.lifecycle import InputError, Limits, RunState
+from ..engine.record import INTERRUPTED, RunRecord, goal_from_events, plot_marks
 from ..engine.run import Run
 from ..journal import JournalError
+from ..report import health
 from .bridge import EventBridge
 from .budget_panel import BudgetPanel
 from .confirm_dialog import DialogConfirmer
-from .controls import ControlBar, modeline
-from .inspect_bar import InspectBar
+from .controls import ControlBar, status_line
+from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
-from .panes import CallLog, GoalDetail, RunsView
+from .panes import GoalDetail, RunsView
 from .tree_model import GOAL_ID_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
 
 log = logging.getLogger(__name__)
+FIND_LIMIT = 1_000  # matches brought in from the journal for a search in a closed run
 
 
 class GoalFilter(QSortFilterProxyModel):
@@ -73,15 +76,20 @@ class GoalFilter(QSortFilterProxyModel):
 class MainWindow(QMainWindow):
     """Watch a run live, steer it, start new ones, and open finished ones."""
 
+    moment_shown = Signal(int)  # the timeline's moment is on screen
+
     def __init__(self, journal, settings, parent=None):
         super().__init__(parent)
         self.journal = journal
         self.settings = settings
-        self.run: Run | None = None
-        self.mirror = RunRecord()
-        self.calls = CallLog()
-        self._seen_seq = 0
+        self.run: Run | None = None  # the live run followed
+        self.record: RunRecord | None = None  # the record shown (the live run's, or a moment's)
+        self.summary: dict | None = None  # a journaled run shown from its projection (Journal.summary)
+        self.shown_run_id: str | None = None
+        self.shown_seq = 0  # the last event shown
+        self._moment_generation = 0
         self._followed: str | None = None
+        self._running_goal: str | None = None
         self.confirmer = DialogConfirmer(self)
         self.new_goal_dialog: NewGoalDialog | None = None
         self.session = None  # the goal-mode conversation, made on the first message
@@ -191,86 +199,180 @@ class MainWindow(QMainWindow):
         self.interrupted_resume.clicked.connect(self._on_interrupted_resume_clicked)
         self.interrupted_abandon.clicked.connect(self._on_interrupted_abandon_clicked)
         self.inspect.moment_chosen.connect(self._on_inspect_moment_chosen)
+        self.inspect.exported.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        self.tree.verticalScrollBar().actionTriggered.connect(self._on_tree_scrolled_by_hand)
+        self.follow_box.toggled.connect(self._on_follow_box_toggled)
         self.tick.timeout.connect(self._update_status)
         self.tick.start()
 
     # -- following and opening runs ------------------------------------------------
+    #
+    # What is shown is one of three things: the live run (`self.run`: its own record, its
+    # committed batches through the bridge), a journaled run (the journal's projection, read
+    # lazily, and its series), or a moment of a journaled run (a record replayed up to an event).
 
     def follow(self, run: Run) -> None:
-        """Watch `run` live: what the journal already holds, then each committed batch."""
+        """Watch `run` live: what it holds already, then each committed batch."""
         self.bridge.detach()
+        self._moment_generation += 1
         self.run = run
+        self.record = run.record
+        self.summary = None
+        self.shown_run_id = run.run_id
         self.inspect.hide()
-        self._show_events(self.journal.events(run.run_id))
+        self.interrupted_bar.hide()
+        self._followed = self._running_goal = None
+        self.tree_model.load_record(run.record)
+        self.shown_seq = run.record.last_seq
+        self._live_state = run.record.state
+        self.budgets.load_series(self.journal.series(run.run_id), start=run.record.started_at)
+        self.tree.expandToDepth(1)
         self.bridge.attach(run)
         self.controls.bind(run)
         self.tabs.setCurrentIndex(0)
+        self._show_selected()
+        self._update_status()
 
     def show_journaled(self, run_id: str) -> None:
-        """Open a journaled run read-only; a paused or blocked one can be resumed from here."""
+        """Open a journaled run read-only (its tree read lazily); a paused or blocked one can be resumed."""
         self.bridge.detach()
+        self._moment_generation += 1
         self.run = None
+        self.record = None
         self.controls.bind(None)
-        self._journaled = list(self.journal.events(run_id))
-        self._show_events(self._journaled)
-        self.inspect.show_run(self._journaled, self.mirror)
+        self.summary = self.journal.summary(run_id)
+        self.shown_run_id = run_id
+        self.shown_seq = self.summary["last_seq"]
+        self.tree_model.open_journaled(self.journal, run_id)
+        self.tree.expandToDepth(0)
+        self.budgets.load_series(self.journal.series(run_id), start=self.summary["started_at"])
+        self.inspect.show_run(run_id, self.shown_seq, lambda: self.journal.load(run_id))
+        self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
+                                 health_text(self.journal.health(run_id), self.summary["totals"].get("purpose", {})))
         self.inspect.show()
-        if self.mirror.state is RunState.ACTIVE and not self.journal.owner_alive(run_id):
-            self.mirror = self.journal.view(run_id)  # its process is gone: it is paused
-        self.interrupted_bar.setVisible(self.mirror.state in (RunState.PAUSED, RunState.BLOCKED)
-                                        and not self.journal.owner_alive(run_id))
-        self.interrupted_label.setText(f"Run {run_id} is {self.mirror.state.value}: {self.mirror.stop_reason or ''}")
+        state = self.shown_state
+        resumable = state in (RunState.PAUSED, RunState.BLOCKED) and not self.journal.owner_alive(run_id)
+        self.interrupted_bar.setVisible(resumable)
+        self.interrupted_label.setText(f"Run {run_id} is {state.value}: {self.summary['stop_reason'] or ''}")
         self._pending_resume = run_id
         self.tabs.setCurrentIndex(0)
+        self._show_selected()
         self._update_status()
+
+    @property
+    def shown_state(self) -> RunState | None:
+        """The state of the run as far as the window has been told (live: its latest batch handed on)."""
+        if self.run is not None:
+            return self._live_state
+        if self.record is not None:
+            return self.record.state
+        if self.summary is not None:
+            return RunState(self.summary["state"])
+        return None
 
     def _on_inspect_moment_chosen(self, n: int) -> None:
-        """Time travel: the tree and plots as they were after event n."""
-        self._show_events(self._journaled[:n])
-        self.inspect.show_moment(self.mirror, n)
-        self._update_status()
+        """Time travel: the tree and plots as they were after event n (replayed off the event loop)."""
+        run_id = self.shown_run_id
+        if run_id is None or self.run is not None:
+            return
+        self._moment_generation += 1
+        generation = self._moment_generation
+        if n >= (self.summary or {}).get("last_seq", n + 1):
+            self.show_journaled(run_id)
+            self.moment_shown.emit(n)
+            return
+        self.statusBar().showMessage(f"replaying to event {n}…")
+        self.moment_task = asyncio.ensure_future(self._show_moment(run_id, n, generation))
 
-    def _show_events(self, events) -> None:
-        events = list(events)
-        self.mirror = RunRecord()
-        self.calls.clear()
-        self.tree_model.clear()
-        self.budgets.show_record(self.mirror)
-        self._seen_seq = 0
-        self._apply(events)
+    async def _show_moment(self, run_id: str, n: int, generation: int) -> None:
+        record, series = await asyncio.to_thread(
+            lambda: (self.journal.load(run_id, upto=n), self.journal.series(run_id, upto=n)))
+        if generation != self._moment_generation:  # the slider moved on, or another run was opened
+            return
+        self.record = record
+        self.shown_seq = n
+        self.tree_model.load_record(record)
         self.tree.expandToDepth(1)
+        self.budgets.load_series(series + [(n, {**record.snapshot(), "marks": []})], start=record.started_at)
+        self.inspect.show_moment(n, record.updated_at - record.started_at,
+                                 health_text(health(record), record.metrics.tokens_by_purpose))
+        self.statusBar().clearMessage()
+        self._show_selected()
+        self._update_status()
+        self.moment_shown.emit(n)
 
     def _apply(self, batch) -> None:
-        fresh = [e for e in batch if e.seq > self._seen_seq]
-        if not fresh:
+        """A live batch: the tree, the plots, following the running goal, the controls and status."""
+        fresh = [e for e in batch if e.seq > self.shown_seq]
+        if not fresh or self.run is None:
             return
-        self._seen_seq = fresh[-1].seq
+        self.shown_seq = fresh[-1].seq
         for e in fresh:
-            self.mirror.apply(e)
-        self.calls.apply(fresh)
+            if type(e) is ev.RunStateChanged:
+                self._live_state = RunState(e.state)
         self.tree_model.apply(fresh)
-        self.budgets.on_batch(fresh)
+        self.budgets.add(self.run.record.snapshot(), plot_marks(fresh))
+        running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
+        if running is not None:
+            self._running_goal = running
         if self.follow_box.isChecked() and self.isVisible():
-            running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
             if running is not None and running != self._followed:
-                self._followed = running
-                index = self._view_index(self.tree_model.index_of(running))
-                if index.isValid():
-                    self.tree.scrollTo(index)
+                self._follow_goal(running)
         self.controls.refresh()
         self._update_status()
+
+    def _follow_goal(self, goal_id: str) -> None:
+        """Keep the running goal in view: expand its parent and scroll to it."""
+        self._followed = goal_id
+        index = self._view_index(self.tree_model.index_of(goal_id))
+        if index.isValid():
+            parent = index.parent()
+            if parent.isValid() and not self.tree.isExpanded(parent):
+                self.tree.expand(parent)
+            self.tree.scrollTo(index)
+
+    def _on_tree_scrolled_by_hand(self, _action) -> None:
+        """The person scrolled the tree (wheel, bar, page): stop following until Follow is ticked again."""
+        if self.follow_box.isChecked() and self.run is not None and self.run.state is RunState.ACTIVE:
+            self.follow_box.setChecked(False)
+            self.statusBar().showMessage("Not following the running goal now: tick Follow to catch up", 6000)
+
+    def _on_follow_box_toggled(self, checked: bool) -> None:
+        if checked and self._running_goal is not None:
+            self._follow_goal(self._running_goal)
 
     def _on_bridge_events_committed(self, batch) -> None:
         self._apply(batch)
         current = self._selected_goal_id()
         if current and any(getattr(e, "goal_id", None) == current for e in batch):
-            self.detail.show_goal(self.mirror, self.calls, current)
+            self._show_selected()
+
+    def _show_selected(self) -> None:
+        """The detail pane for the selected goal, from the record shown or from the journal."""
+        goal_id = self._selected_goal_id()
+        if not goal_id or self.shown_run_id is None:
+            self.detail.show_goal(None)
+            return
+        upto = self.shown_seq if self.record is not None and self.run is None else None
+        events = self.journal.goal_events(self.shown_run_id, goal_id, upto=upto)
+        goal = self.record.goals.get(goal_id) if self.record is not None else goal_from_events(events)
+        self.detail.show_goal(goal, events)
 
     def _update_status(self) -> None:
         waiting = bool(self.confirmer.open_dialogs)
-        self.modeline.setText(modeline(self.mirror if self.mirror.run_id else None, waiting))
-        self.setWindowTitle(("⏳ " if waiting else "") + f"goalgui — {self.mirror.objective[:60]}"
-                            if self.mirror.run_id else "goalgui")
+        if self.record is not None:
+            totals = self.record.snapshot()
+            if self.run is not None:
+                totals["active"] = self.record.active_seconds(time.time())
+            text = status_line(self.record.state.value, totals, self.record.stop_reason, waiting)
+            objective = self.record.objective
+        elif self.summary is not None:
+            text = status_line(self.summary["state"], self.summary["totals"], self.summary["stop_reason"], waiting)
+            objective = self.summary["objective"]
+        else:
+            text, objective = "no run", ""
+        self.modeline.setText(text)
+        self.setWindowTitle(("⏳ " if waiting else "") + (f"goalgui — {objective[:60]}" if objective else "goalgui"))
 
     def _selected_goal_id(self) -> str | None:
         index = self.tree.selectionModel().currentIndex()
@@ -280,7 +382,15 @@ class MainWindow(QMainWindow):
         return self.proxy.mapFromSource(source_index) if self.tree.model() is self.proxy else source_index
 
     def _on_filters_changed(self, *_args) -> None:
-        """Filter through the proxy while a search or status is set; show the model itself otherwise."""
+        """Filter through the proxy while a search or status is set; show the model itself otherwise.
+        A journaled run read lazily first brings in the matches the journal finds (and their ancestors)."""
+        text, status = self.search.text(), self.status_filter.currentData() or ""
+        if (text or status) and self.tree_model.is_lazy():
+            found = self.journal.find_goals(self.shown_run_id, text, status, limit=FIND_LIMIT)
+            for goal_id in found:
+                self.tree_model.reveal(goal_id)
+            if len(found) == FIND_LIMIT:
+                self.statusBar().showMessage(f"showing the first {FIND_LIMIT:,} matches", 8000)
         self.proxy.setFilterFixedString(self.search.text())
         self.proxy.set_status(self.status_filter.currentData() or "")
         wanted = self.proxy if (self.search.text() or self.status_filter.currentData()) else self.tree_model
@@ -290,7 +400,7 @@ class MainWindow(QMainWindow):
             self.tree.expandToDepth(1)
 
     def _on_tree_current_changed(self, current, _previous) -> None:
-        self.detail.show_goal(self.mirror, self.calls, self._selected_goal_id())
+        self._show_selected()
         self.controls.refresh()
 
     def _on_controls_error(self, message: str) -> None:
@@ -351,10 +461,10 @@ class MainWindow(QMainWindow):
         rest = text[len("/goal"):].strip()
         word, _, arg = rest.partition(" ")
         if not word:
-            self.statusBar().showMessage(modeline(self.mirror if self.mirror.run_id else None), 10000)
+            self.statusBar().showMessage(self.modeline.text(), 10000)
         elif word == "new":
             self.start_goal({"objective": arg, "criteria": "", "strategy": self.settings.default_strategy,
-                             "model": self.settings.default_model, "limits": self.mirror.limits.__class__(),
+                             "model": self.settings.default_model, "limits": Limits(),
                              "mode": self.settings.default_permission_mode})
         elif word in ("pause", "resume", "cancel", "skip") and self.run is not None:
             button = {"pause": self.controls.pause_button, "resume": self.controls.resume_button,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import time
+from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -19,28 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine import events as ev
-from ..engine.record import RunRecord
+from ..engine.record import Goal
 
 REPLY_SHOWN = 4000
-
-
-class CallLog:
-    """What each goal asked of the model, kept from the events (the prompts stay in the journal)."""
-
-    def __init__(self):
-        self.calls: dict[str | None, list[ev.ModelCalled]] = {}
-        self.tools: dict[str | None, list[ev.ToolCalled]] = {}
-
-    def clear(self) -> None:
-        self.calls.clear()
-        self.tools.clear()
-
-    def apply(self, batch) -> None:
-        for e in batch:
-            if type(e) is ev.ModelCalled:
-                self.calls.setdefault(e.goal_id, []).append(e)
-            elif type(e) is ev.ToolCalled:
-                self.tools.setdefault(e.goal_id, []).append(e)
 
 
 class GoalDetail(QTextBrowser):
@@ -51,8 +33,8 @@ class GoalDetail(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.setPlaceholderText("Select a goal to see what it was asked and what it answered.")
 
-    def show_goal(self, record: RunRecord, calls: CallLog, goal_id: str | None) -> None:
-        goal = record.goals.get(goal_id) if goal_id else None
+    def show_goal(self, goal: Goal | None, events: Sequence[ev.Event] = ()) -> None:
+        """`events`: the goal's own events from the journal (its model and tool calls are shown)."""
         if goal is None:
             self.clear()
             return
@@ -68,7 +50,7 @@ class GoalDetail(QTextBrowser):
             rows.append(f"<p><b>Verification</b> {e(goal.verdict)}</p>")
         if goal.result:
             rows.append(f"<p><b>Result</b></p><pre style=\"white-space: pre-wrap\">{e(goal.result)}</pre>")
-        for call in calls.calls.get(goal.id, []):
+        for call in (e for e in events if type(e) is ev.ModelCalled):
             state = " (cancelled)" if call.cancelled else (f" ({e(call.error)})" if call.error else "")
             rows.append(f"<hr><p><b>{e(call.purpose)}</b>{state}: {call.tokens_in:,} in, {call.tokens_out:,} out"
                         f"{' (estimated)' if call.estimated else ''}, {call.latency * 1000:.0f} ms"
@@ -79,7 +61,7 @@ class GoalDetail(QTextBrowser):
             rows.append(f"<p><i>reply</i></p><pre style=\"white-space: pre-wrap\">{e(call.reply[:REPLY_SHOWN])}</pre>")
             for tc in call.tool_calls or []:
                 rows.append(f"<p>tool call <b>{e(str(tc.get('name')))}</b> {e(str(tc.get('arguments')))}</p>")
-        for tool in calls.tools.get(goal.id, []):
+        for tool in (e for e in events if type(e) is ev.ToolCalled):
             rows.append(f"<p>tool <b>{e(tool.name)}</b> {e(str(tool.arguments))} → {e(tool.result[:500])}</p>")
         self.setHtml("".join(rows))
 

@@ -1,11 +1,14 @@
-"""The goal tree as one QAbstractItemModel, fed by engine events.
+"""The goal tree as one QAbstractItemModel, fed by engine events or read lazily from the journal.
 
-Rows are inserted as goals appear (one beginInsertRows per parent per batch)
-and changed in place (one dataChanged per parent per batch, spanning the rows
-that changed and every column).
-The model is reset only when a different run is shown. It keeps its own small
-node table rather than the engine's record, so a batch applies in one pass and
-the view never reads engine state that is ahead of what it was told.
+Live, rows are inserted as goals appear (one beginInsertRows per parent per
+batch) and changed in place (one dataChanged per parent per batch, spanning the
+rows that changed and every column). A journaled run is read from the journal's
+goals projection a page of children at a time, as the view expands a goal or
+scrolls to the end of a long list (canFetchMore/fetchMore), so a run of a
+million goals opens as fast as one of ten.
+The model is reset only when a different run (or moment) is shown. It keeps its
+own small node table rather than the engine's record, so a batch applies in one
+pass and the view never reads engine state that is ahead of what it was told.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ STATUS_COLOUR = {"pending": "#7f8c8d", "running": "#2980b9", "done": "#27ae60", 
                  "skipped": "#8e44ad", "abandoned": "#b9770e"}
 GOAL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
+PAGE = 2_000  # children read from the journal at a time
 
 
 @dataclass(slots=True)
@@ -38,6 +42,7 @@ class _Node:
     result_chars: int = 0
     row: int = 0
     children: list[_Node] = field(default_factory=list)
+    child_count: int = 0  # children the journal holds (lazy source); live, len(children)
 
 
 class GoalTreeModel(QAbstractItemModel):
@@ -47,14 +52,102 @@ class GoalTreeModel(QAbstractItemModel):
         super().__init__(parent)
         self._roots: list[_Node] = []
         self._nodes: dict[str, _Node] = {}
+        self._source = None  # (journal, run_id) while showing a journaled run lazily
+        self._root_count = 0
 
     # -- feeding ---------------------------------------------------------------
 
     def clear(self) -> None:
         """Show another run: the one reset this model ever does."""
         self.beginResetModel()
-        self._roots, self._nodes = [], {}
+        self._roots, self._nodes, self._source, self._root_count = [], {}, None, 0
         self.endResetModel()
+
+    def open_journaled(self, journal, run_id: str) -> None:
+        """Show a journaled run from its goals projection: the top goals now, the rest on demand."""
+        self.beginResetModel()
+        self._roots, self._nodes = [], {}
+        self._source = (journal, run_id)
+        rows = journal.children(run_id, None, 0, PAGE)
+        self._root_count = len(rows) if len(rows) < PAGE else len(rows) + 1  # more are fetched on demand
+        self._adopt(None, rows)
+        self.endResetModel()
+
+    def load_record(self, record) -> None:
+        """Show a run as a record holds it (a moment on the timeline): one reset, one pass."""
+        self.beginResetModel()
+        self._roots, self._nodes, self._source, self._root_count = [], {}, None, 0
+        nodes = self._nodes
+        for g in record.goals.values():  # creation order: parents first
+            parent = nodes[g.parent_id] if g.parent_id is not None else None
+            siblings = parent.children if parent is not None else self._roots
+            node = _Node(g.id, parent, g.depth, g.text, g.status.value, g.tokens, g.attempts, len(g.result),
+                         row=len(siblings))
+            siblings.append(node)
+            if parent is not None:
+                parent.child_count += 1
+            nodes[g.id] = node
+        self.endResetModel()
+
+    def _adopt(self, parent: _Node | None, rows) -> None:
+        siblings = parent.children if parent is not None else self._roots
+        for goal_id, depth, text, status, tokens, attempts, result_chars, child_count in rows:
+            node = _Node(goal_id, parent, depth, text, status, tokens, attempts, result_chars, row=len(siblings),
+                         child_count=child_count)
+            siblings.append(node)
+            self._nodes[goal_id] = node
+
+    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if self._source is None:
+            return False
+        if not parent.isValid():
+            return len(self._roots) < self._root_count
+        node: _Node = parent.internalPointer()
+        return len(node.children) < node.child_count
+
+    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:
+        if self._source is None:
+            return
+        journal, run_id = self._source
+        node: _Node | None = parent.internalPointer() if parent.isValid() else None
+        siblings = node.children if node is not None else self._roots
+        rows = journal.children(run_id, node.goal_id if node is not None else None, len(siblings), PAGE)
+        if node is None:
+            self._root_count = len(siblings) + len(rows) + (1 if len(rows) == PAGE else 0)
+        elif len(rows) < PAGE:
+            node.child_count = len(siblings) + len(rows)
+        if not rows:
+            return
+        first = len(siblings)
+        self.beginInsertRows(parent if node is not None else QModelIndex(), first, first + len(rows) - 1)
+        self._adopt(node, rows)
+        self.endInsertRows()
+
+    def hasChildren(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:
+        if not parent.isValid():
+            return bool(self._roots)
+        if parent.column() != 0:
+            return False
+        node: _Node = parent.internalPointer()
+        return node.child_count > 0 or bool(node.children)
+
+    def is_lazy(self) -> bool:
+        return self._source is not None
+
+    def reveal(self, goal_id: str) -> QModelIndex:
+        """The index of a goal, fetching its ancestors' children from the journal if needed."""
+        if goal_id in self._nodes or self._source is None:
+            return self.index_of(goal_id)
+        journal, run_id = self._source
+        path = journal.goal_path(run_id, goal_id)
+        parent_index = QModelIndex()
+        for goal in path:
+            while goal not in self._nodes and self.canFetchMore(parent_index):
+                self.fetchMore(parent_index)
+            if goal not in self._nodes:
+                return QModelIndex()
+            parent_index = self.index_of(goal)
+        return parent_index
 
     def apply(self, batch: Sequence[ev.Event]) -> None:
         """Insert the goals a batch adds (grouped by parent) and update the rows it changes."""
@@ -115,6 +208,8 @@ class GoalTreeModel(QAbstractItemModel):
             node = _Node(e.goal_id, parent, e.depth, e.text, row=first + offset)
             siblings.append(node)
             self._nodes[e.goal_id] = node
+        if parent is not None:
+            parent.child_count = len(siblings)
         self.endInsertRows()
 
     def load(self, events: Iterable[ev.Event]) -> None:
