@@ -69,6 +69,7 @@ def test_tokens_by_purpose_stack_up_to_the_total(qtbot):
     panel = BudgetPanel()
     qtbot.addWidget(panel)
     run, batches = replay_into(panel, Limits())
+    panel.views.setCurrentWidget(panel.purpose_plot)  # drawn when shown
     by_purpose = run.record.metrics.tokens_by_purpose
     assert set(panel.purpose_curves) == set(by_purpose)
     tops = {name: curve.getData()[1][-1] for name, curve in panel.purpose_curves.items()}

@@ -28,6 +28,8 @@ def recorded_run(width=3, leaf_depth=2, **limits):
 
 
 def rows_of(model, parent=QModelIndex()):
+    while model.canFetchMore(parent):  # a journaled run is read lazily
+        model.fetchMore(parent)
     out = []
     for row in range(model.rowCount(parent)):
         index = model.index(row, 0, parent)
@@ -109,3 +111,35 @@ def test_the_bridge_hands_on_batches_in_ticks(qtbot):
     assert rows_of(model) == tree_of(run.report())
     rebuilt = RunRecord.from_events(e for batch in batches for e in batch)
     assert rebuilt.report()["goals"] == run.report()["goals"]
+
+
+def test_a_journaled_run_is_read_a_page_at_a_time_under_the_model_tester(journal, qtmodeltester, monkeypatch):
+    from goalgui.ui import tree_model
+
+    monkeypatch.setattr(tree_model, "PAGE", 2)  # pages smaller than a goal's children
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r, width=4, leaf_depth=2)), sink=journal)
+    asyncio.run(run.drive())
+    model = GoalTreeModel()
+    model.open_journaled(journal, run.run_id)
+    assert model.goal_count() == 1  # only the top goal until the view asks for more
+    top = model.index(0, 0)
+    assert model.hasChildren(top) and model.canFetchMore(top) and model.rowCount(top) == 0
+    model.fetchMore(top)
+    assert model.rowCount(top) == 2 and model.canFetchMore(top)
+    qtmodeltester.check(model)  # the tester fetches everything, page by page
+    assert rows_of(model) == tree_of(run.report())
+    assert model.goal_count() == len(run.record.goals)
+
+
+def test_revealing_a_deep_goal_fetches_only_its_ancestors_pages(journal, monkeypatch):
+    from goalgui.ui import tree_model
+
+    monkeypatch.setattr(tree_model, "PAGE", 2)
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r, width=4, leaf_depth=2)), sink=journal)
+    asyncio.run(run.drive())
+    last = list(run.record.goals)[-1]  # the last child of the last child of the top goal
+    model = GoalTreeModel()
+    model.open_journaled(journal, run.run_id)
+    index = model.reveal(last)
+    assert index.isValid() and model.data(index, GOAL_ID_ROLE) == last
+    assert model.goal_count() < len(run.record.goals)

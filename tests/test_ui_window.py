@@ -147,3 +147,55 @@ def test_a_chat_turn_proposes_a_goal_that_the_dialog_confirms_with_edits(window,
     assert record.objective == "Draft the release notes for 2.0" and record.limits.turns == 20
     assert "agent: Started it." in window.chat_log.toPlainText()
     assert window.shown_run_id == record.run_id
+
+
+def test_a_search_in_a_closed_run_finds_goals_not_yet_read_and_details_come_from_the_journal(window, qloop, journal,
+                                                                                            monkeypatch):
+    from goalgui.ui import tree_model
+
+    monkeypatch.setattr(tree_model, "PAGE", 2)
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(run.drive())
+    window.show_journaled(run.run_id)
+    deepest = max(run.record.goals.values(), key=lambda g: (g.depth, g.id))
+    assert deepest.id not in window.tree_model._nodes  # not read yet
+    window.search.setText(deepest.text[:25])
+    window.tree.expandAll()
+    index = window.proxy.mapFromSource(window.tree_model.index_of(deepest.id))
+    assert index.isValid()
+    window.tree.setCurrentIndex(index)
+    shown = window.detail.toPlainText()
+    assert deepest.text in shown and deepest.result[:40] in shown
+    calls = [c for c in journal.goal_events(run.run_id, deepest.id) if c.type == "model_called"]
+    assert calls and all(c.purpose in shown for c in calls)
+
+
+def test_scrolling_the_tree_by_hand_stops_following_until_follow_is_ticked(window, qloop, journal):
+    from goalgui.engine import ModelReply
+
+    release = asyncio.Event()
+
+    class Slow:
+        name = "slow"
+
+        async def complete(self, request):
+            if request.purpose == "execute":
+                await release.wait()
+            return ModelReply("NO" if request.purpose == "actionable" and request.goal.depth == 0 else
+                              '["a", "b", "c", "d"]' if request.purpose == "decompose" else "YES")
+
+    run = Run.create("Write a report", Slow(), sink=journal, limits=Limits())
+    window.follow(run)
+    run.start()
+    until(qloop, lambda: window._running_goal is not None)
+    assert window.follow_box.isChecked()
+    window.tree.verticalScrollBar().triggerAction(window.tree.verticalScrollBar().SliderAction.SliderPageStepAdd)
+    assert not window.follow_box.isChecked()
+    window._followed = None
+    window.follow_box.setChecked(True)  # catch up: the running goal is shown again
+    assert window._followed == window._running_goal
+    running = window.tree_model.index_of(window._running_goal)
+    assert window.tree.isExpanded(running.parent())
+    assert window.tree.viewport().rect().intersects(window.tree.visualRect(running))
+    release.set()
+    until(qloop, lambda: run.state is RunState.COMPLETE)

@@ -497,8 +497,9 @@ class Run:
                 if reason:
                     await self._in_step(self._block(reason))
                     continue
+                # each step runs as its own task, so the loop (the journal's commits, the window)
+                # gets its turn between steps even when the model answers at once
                 await self._in_step(self.strategy.step())
-                await asyncio.sleep(0)  # let the batch commit and the window breathe
         finally:
             self._driving = False
             if self.record.state is not RunState.ACTIVE:

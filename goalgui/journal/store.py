@@ -26,6 +26,7 @@ from ..engine.record import INTERRUPTED, RunRecord, interruption, plot_marks
 SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 LEASE_SECONDS = 30.0
+CHECKPOINT_SECONDS = 0.5  # how often the WAL is copied back into the database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -154,10 +155,16 @@ class Journal:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise JournalError(f"{self.path} was written by a newer goalgui (schema {version})")
+            self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
             if version == 1:
                 self._migrate_from_1()
             elif version < SCHEMA_VERSION:
                 self._db.executescript("BEGIN;" + _SCHEMA + _INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        self._checkpoint_wanted = threading.Event()
+        self._closing = False
+        self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="goalgui-journal-checkpoint",
+                                              daemon=True)
+        self._checkpointer.start()
 
     def _migrate_from_1(self) -> None:
         """Schema 1 to 2: events learn their goal, goals their note and number of children, and every
@@ -196,10 +203,36 @@ class Journal:
             db.execute("ROLLBACK")
             raise
 
+
+    def _checkpoint_loop(self) -> None:
+        """Copy the WAL back into the database off the writer's thread. SQLite's automatic checkpoint
+        runs inside the commit that crosses its threshold, which stalls the engine (and the window
+        on the same thread) for 10 ms and more; here it waits for no one."""
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=10, check_same_thread=False)
+        try:
+            while True:
+                self._checkpoint_wanted.wait(CHECKPOINT_SECONDS)
+                self._checkpoint_wanted.clear()
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:  # busy or closing: the next round will do it
+                    pass
+                if self._closing:
+                    return
+        finally:
+            db.close()
+
     def close(self) -> None:
         with self._lock:
             for run_id in list(self._owned):
                 self.release(run_id)
+            self._closing = True
+            self._checkpoint_wanted.set()
+            self._checkpointer.join(timeout=10)
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass
             self._db.close()
 
     def __enter__(self) -> Journal:

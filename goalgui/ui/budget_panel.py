@@ -155,6 +155,7 @@ class BudgetPanel(QWidget):
         self.views.setDocumentMode(True)
         self.views.addTab(self.plot, "Budgets")
         self.views.addTab(self.purpose_plot, "Tokens by purpose")
+        self.views.currentChanged.connect(lambda _i: self.redraw())
         self.bars: dict[str, QProgressBar] = {}
         grid = QGridLayout()
         for row, name in enumerate(BUDGETS):
@@ -214,7 +215,8 @@ class BudgetPanel(QWidget):
             self._event_lines = [self._mark(x, "#c0392b", "paused") for x in h.pauses]
             self._event_lines += [self._mark(x, "#27ae60", "resumed") for x in h.resumes]
             self._marks_drawn = (len(h.pauses), len(h.resumes))
-        self._redraw_purposes()
+        if self.views.currentWidget() is self.purpose_plot:  # the hidden view is drawn when it is shown
+            self._redraw_purposes()
         self._update_bars()
 
     def _redraw_purposes(self) -> None:
@@ -248,8 +250,11 @@ class BudgetPanel(QWidget):
             spent_key, limit_key = _SHARE[name]
             limit = limits.get(limit_key)
             if limit:
-                bar.setValue(int(min(1.0, s.get(spent_key, 0) / limit) * 1000))
-                bar.setFormat(f"{spent[name]} of {limit:,.0f}" + (" s" if name == "time" else ""))
+                value = int(min(1.0, s.get(spent_key, 0) / limit) * 1000)
+                text = f"{spent[name]} of {limit:,.0f}" + (" s" if name == "time" else "")
             else:  # no budget set: show what was spent
-                bar.setValue(0)
-                bar.setFormat(f"{spent[name]} (no limit)")
+                value, text = 0, f"{spent[name]} (no limit)"
+            if bar.value() != value:  # QProgressBar repaints at once on every change
+                bar.setValue(value)
+            if bar.format() != text:
+                bar.setFormat(text)

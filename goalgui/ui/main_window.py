@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 
-from PySide6.QtCore import QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTabWidget,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -36,9 +35,11 @@ from .bridge import EventBridge
 from .budget_panel import BudgetPanel
 from .confirm_dialog import DialogConfirmer
 from .controls import ControlBar, status_line
+from .gc_pacer import GcPacer
 from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
+from .tree_view import GoalTreeView
 from .tree_model import GOAL_ID_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,8 @@ class MainWindow(QMainWindow):
         self._moment_generation = 0
         self._followed: str | None = None
         self._running_goal: str | None = None
+        self._auto_expanded: set[QPersistentModelIndex] = set()  # goals following opened, to fold again
+        self._expanding = False
         self.confirmer = DialogConfirmer(self)
         self.new_goal_dialog: NewGoalDialog | None = None
         self.session = None  # the goal-mode conversation, made on the first message
@@ -105,8 +108,7 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         self.tree_model = GoalTreeModel(self)
         self.proxy = GoalFilter(self)
-        self.proxy.setSourceModel(self.tree_model)
-        self.tree = QTreeView()
+        self.tree = GoalTreeView()
         self.tree.setModel(self.tree_model)  # the filter proxy only while a filter is on: it costs per row
         self.tree.setUniformRowHeights(True)
         self.tree.setSortingEnabled(False)
@@ -183,6 +185,7 @@ class MainWindow(QMainWindow):
         toolbar.setObjectName("main-toolbar")
         toolbar.addAction(self.new_goal_action)
         self.bridge = EventBridge(self)
+        self.gc_pacer = GcPacer(self)
         self.tick = QTimer(self)
         self.tick.setInterval(1000)
 
@@ -202,6 +205,7 @@ class MainWindow(QMainWindow):
         self.inspect.exported.connect(lambda message: self.statusBar().showMessage(message, 8000))
         self.tree.verticalScrollBar().actionTriggered.connect(self._on_tree_scrolled_by_hand)
         self.follow_box.toggled.connect(self._on_follow_box_toggled)
+        self.tree.expanded.connect(self._on_tree_expanded_by_hand)
         self.tick.timeout.connect(self._update_status)
         self.tick.start()
 
@@ -222,6 +226,7 @@ class MainWindow(QMainWindow):
         self.inspect.hide()
         self.interrupted_bar.hide()
         self._followed = self._running_goal = None
+        self._auto_expanded.clear()
         self.tree_model.load_record(run.record)
         self.shown_seq = run.record.last_seq
         self._live_state = run.record.state
@@ -322,14 +327,37 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     def _follow_goal(self, goal_id: str) -> None:
-        """Keep the running goal in view: expand its parent and scroll to it."""
+        """Keep the running goal in view: expand the path to it and scroll to it. Only that path stays
+        expanded by following (what the person expanded stays as they left it): every expanded row
+        costs the view's relayout on each insert, so a tree that auto-expands everything cannot keep up."""
         self._followed = goal_id
         index = self._view_index(self.tree_model.index_of(goal_id))
-        if index.isValid():
-            parent = index.parent()
-            if parent.isValid() and not self.tree.isExpanded(parent):
-                self.tree.expand(parent)
-            self.tree.scrollTo(index)
+        if not index.isValid():
+            return
+        path = []
+        parent = index.parent()
+        while parent.isValid():
+            path.append(QPersistentModelIndex(parent))
+            parent = parent.parent()
+        keep = set(path)
+        for old in self._auto_expanded - keep:
+            if old.isValid():
+                self.tree.collapse(QModelIndex(old))
+        self._expanding = True
+        try:
+            for ancestor in reversed(path):
+                if not self.tree.isExpanded(QModelIndex(ancestor)):
+                    self.tree.expand(QModelIndex(ancestor))
+                    self._auto_expanded.add(ancestor)
+        finally:
+            self._expanding = False
+        self._auto_expanded &= keep
+        self.tree.scrollTo(index)
+
+    def _on_tree_expanded_by_hand(self, index) -> None:
+        """The person opened a goal: it stays open, following will not fold it."""
+        if not self._expanding:
+            self._auto_expanded.discard(QPersistentModelIndex(index))
 
     def _on_tree_scrolled_by_hand(self, _action) -> None:
         """The person scrolled the tree (wheel, bar, page): stop following until Follow is ticked again."""
@@ -391,13 +419,19 @@ class MainWindow(QMainWindow):
                 self.tree_model.reveal(goal_id)
             if len(found) == FIND_LIMIT:
                 self.statusBar().showMessage(f"showing the first {FIND_LIMIT:,} matches", 8000)
-        self.proxy.setFilterFixedString(self.search.text())
-        self.proxy.set_status(self.status_filter.currentData() or "")
-        wanted = self.proxy if (self.search.text() or self.status_filter.currentData()) else self.tree_model
+        filtering = bool(text or status)
+        if filtering and self.proxy.sourceModel() is None:  # attached only while used: it costs per change
+            self.proxy.setSourceModel(self.tree_model)
+        self.proxy.setFilterFixedString(text)
+        self.proxy.set_status(status)
+        wanted = self.proxy if filtering else self.tree_model
         if self.tree.model() is not wanted:
+            self._auto_expanded.clear()
             self.tree.setModel(wanted)
             self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
             self.tree.expandToDepth(1)
+        if not filtering and self.proxy.sourceModel() is not None:
+            self.proxy.setSourceModel(None)
 
     def _on_tree_current_changed(self, current, _previous) -> None:
         self._show_selected()

@@ -28,12 +28,20 @@ STATUS_COLOUR = {"pending": "#7f8c8d", "running": "#2980b9", "done": "#27ae60", 
 GOAL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
 PAGE = 2_000  # children read from the journal at a time
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_ROLES = frozenset({_DISPLAY, _TOOLTIP, _FOREGROUND, _ALIGNMENT, int(GOAL_ID_ROLE), int(STATUS_ROLE)})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOUR.items()}
+FIRST_CHANGING = 3  # columns from status on change in place; id, parent and depth never do
 
 
 @dataclass(slots=True)
 class _Node:
     goal_id: str
-    parent: _Node | None
+    parent_id: str | None  # an id, not the node: no reference cycles, so a dropped tree is freed at once
     depth: int
     text: str
     status: str = "pending"
@@ -54,6 +62,7 @@ class GoalTreeModel(QAbstractItemModel):
         self._nodes: dict[str, _Node] = {}
         self._source = None  # (journal, run_id) while showing a journaled run lazily
         self._root_count = 0
+        self._fetching = False
 
     # -- feeding ---------------------------------------------------------------
 
@@ -81,7 +90,7 @@ class GoalTreeModel(QAbstractItemModel):
         for g in record.goals.values():  # creation order: parents first
             parent = nodes[g.parent_id] if g.parent_id is not None else None
             siblings = parent.children if parent is not None else self._roots
-            node = _Node(g.id, parent, g.depth, g.text, g.status.value, g.tokens, g.attempts, len(g.result),
+            node = _Node(g.id, g.parent_id, g.depth, g.text, g.status.value, g.tokens, g.attempts, len(g.result),
                          row=len(siblings))
             siblings.append(node)
             if parent is not None:
@@ -92,13 +101,13 @@ class GoalTreeModel(QAbstractItemModel):
     def _adopt(self, parent: _Node | None, rows) -> None:
         siblings = parent.children if parent is not None else self._roots
         for goal_id, depth, text, status, tokens, attempts, result_chars, child_count in rows:
-            node = _Node(goal_id, parent, depth, text, status, tokens, attempts, result_chars, row=len(siblings),
+            node = _Node(goal_id, parent.goal_id if parent is not None else None, depth, text, status, tokens, attempts, result_chars, row=len(siblings),
                          child_count=child_count)
             siblings.append(node)
             self._nodes[goal_id] = node
 
     def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> bool:
-        if self._source is None:
+        if self._source is None or self._fetching:  # not again from inside a fetch's own signals
             return False
         if not parent.isValid():
             return len(self._roots) < self._root_count
@@ -106,7 +115,7 @@ class GoalTreeModel(QAbstractItemModel):
         return len(node.children) < node.child_count
 
     def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:
-        if self._source is None:
+        if self._source is None or self._fetching:
             return
         journal, run_id = self._source
         node: _Node | None = parent.internalPointer() if parent.isValid() else None
@@ -119,9 +128,13 @@ class GoalTreeModel(QAbstractItemModel):
         if not rows:
             return
         first = len(siblings)
-        self.beginInsertRows(parent if node is not None else QModelIndex(), first, first + len(rows) - 1)
-        self._adopt(node, rows)
-        self.endInsertRows()
+        self._fetching = True
+        try:
+            self.beginInsertRows(parent if node is not None else QModelIndex(), first, first + len(rows) - 1)
+            self._adopt(node, rows)
+            self.endInsertRows()
+        finally:
+            self._fetching = False
 
     def hasChildren(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:
         if not parent.isValid():
@@ -182,7 +195,7 @@ class GoalTreeModel(QAbstractItemModel):
             if len(waiting) == len(pending):
                 raise ValueError(f"goals added under unknown parents: {[p for p, _ in waiting]}")
             pending = waiting
-        spans: dict[int, tuple[_Node | None, int, int]] = {}  # per parent: the rows that changed
+        spans: dict[str | None, tuple[_Node | None, int, int]] = {}  # per parent: the rows that changed
         for goal_id, fields in changed.items():
             node = self._nodes.get(goal_id)
             if node is None:
@@ -190,13 +203,13 @@ class GoalTreeModel(QAbstractItemModel):
             node.tokens += fields.pop("tokens", 0)
             for name, value in fields.items():
                 setattr(node, name, value)
-            key = id(node.parent)
-            parent, low, high = spans.get(key, (node.parent, node.row, node.row))
+            key = node.parent_id
+            parent, low, high = spans.get(key, (self._nodes.get(key), node.row, node.row))
             spans[key] = (parent, min(low, node.row), max(high, node.row))
         last = len(COLUMNS) - 1
         for parent, low, high in spans.values():  # one update per parent, not one per row
             siblings = parent.children if parent is not None else self._roots
-            self.dataChanged.emit(self._index(siblings[low], 0), self._index(siblings[high], last))
+            self.dataChanged.emit(self._index(siblings[low], FIRST_CHANGING), self._index(siblings[high], last))
 
     def _insert(self, parent_id: str | None, goals: list[ev.GoalAdded]) -> None:
         parent = self._nodes[parent_id] if parent_id is not None else None
@@ -205,7 +218,7 @@ class GoalTreeModel(QAbstractItemModel):
         parent_index = self._index(parent, 0) if parent is not None else QModelIndex()
         self.beginInsertRows(parent_index, first, first + len(goals) - 1)
         for offset, e in enumerate(goals):
-            node = _Node(e.goal_id, parent, e.depth, e.text, row=first + offset)
+            node = _Node(e.goal_id, parent_id, e.depth, e.text, row=first + offset)
             siblings.append(node)
             self._nodes[e.goal_id] = node
         if parent is not None:
@@ -243,9 +256,10 @@ class GoalTreeModel(QAbstractItemModel):
         if not child.isValid():
             return QModelIndex()
         node: _Node = child.internalPointer()
-        if node.parent is None:
+        if node.parent_id is None:
             return QModelIndex()
-        return self.createIndex(node.parent.row, 0, node.parent)
+        parent = self._nodes[node.parent_id]
+        return self.createIndex(parent.row, 0, parent)
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         if parent.isValid():
@@ -261,32 +275,31 @@ class GoalTreeModel(QAbstractItemModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        # Called for every role of every visible cell on each repaint: the common answer (None) first.
+        if role not in _ROLES or not index.isValid():
             return None
         node: _Node = index.internalPointer()
         column = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             if column == 0:
                 return f"{node.goal_id}  {node.text}"
-            if column == 1:
-                return node.parent.goal_id if node.parent is not None else ""
-            if column == 2:
-                return node.depth
             if column == 3:  # the mark and the word: readable without colour
                 return f"{STATUS_MARK.get(node.status, '?')} {node.status}"
             if column == 4:
                 return node.tokens
+            if column == 1:
+                return node.parent_id or ""
+            if column == 2:
+                return node.depth
             if column == 5:
                 return node.attempts
             return node.result_chars
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _FOREGROUND:
+            return _BRUSHES.get(node.status) if column == 3 else None
+        if role == _ALIGNMENT:
+            return _RIGHT if column >= 2 and column != 3 else None
+        if role == _TOOLTIP:
             return node.text
-        if role == Qt.ItemDataRole.ForegroundRole and column == 3:
-            return QBrush(QColor(STATUS_COLOUR.get(node.status, "#000000")))
-        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2 and column != 3:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == GOAL_ID_ROLE:
             return node.goal_id
-        if role == STATUS_ROLE:
-            return node.status
-        return None
+        return node.status  # STATUS_ROLE
