@@ -104,12 +104,14 @@ def test_an_interrupted_run_comes_back_paused_and_resumes(qtbot, qloop, journal)
 def test_the_timeline_rebuilds_the_run_at_an_earlier_event_and_exports(window, qloop, journal, qtbot, tmp_path):
     run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
     qloop.run_until_complete(run.drive())
-    window.show_journaled(run.run_id)
-    assert window.inspect.isVisible() and "leaves done:failed 7:0" in window.inspect.health.text()
-    events = list(journal.events(run.run_id))
-    fifth_goal = [e.seq for e in events if e.type == "goal_added"][4]
     shown = []
     window.moment_shown.connect(shown.append)
+    window.show_journaled(run.run_id)
+    until(qloop, lambda: shown)  # its health and plots are read off the event loop
+    assert window.inspect.isVisible() and "leaves done:failed 7:0" in window.inspect.health.text()
+    shown.clear()
+    events = list(journal.events(run.run_id))
+    fifth_goal = [e.seq for e in events if e.type == "goal_added"][4]
     window.inspect.slider.setValue(fifth_goal)
     until(qloop, lambda: shown == [fifth_goal])  # debounced, then replayed off the event loop
     assert window.tree_model.goal_count() == 5

@@ -250,11 +250,13 @@ class MainWindow(QMainWindow):
         self.shown_seq = self.summary["last_seq"]
         self.tree_model.open_journaled(self.journal, run_id)
         self.tree.expandToDepth(0)
-        self.budgets.load_series(self.journal.series(run_id), start=self.summary["started_at"])
+        self.budgets.reset(self.summary["started_at"])
         self.inspect.show_run(run_id, self.shown_seq, lambda: self.journal.load(run_id))
         self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
-                                 health_text(self.journal.health(run_id), self.summary["totals"].get("purpose", {})))
+                                 "reading the run's health…")
         self.inspect.show()
+        # the plots' series and the health numbers scan the whole run: read off the event loop
+        self.extras_task = asyncio.ensure_future(self._show_journaled_extras(run_id, self._moment_generation))
         state = self.shown_state
         resumable = state in (RunState.PAUSED, RunState.BLOCKED) and not self.journal.owner_alive(run_id)
         self.interrupted_bar.setVisible(resumable)
@@ -263,6 +265,16 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
         self._show_selected()
         self._update_status()
+
+    async def _show_journaled_extras(self, run_id: str, generation: int) -> None:
+        series, run_health = await asyncio.to_thread(
+            lambda: (self.journal.series(run_id), self.journal.health(run_id)))
+        if generation != self._moment_generation:  # another run or moment is shown by now
+            return
+        self.budgets.load_series(series, start=self.summary["started_at"])
+        self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
+                                 health_text(run_health, self.summary["totals"].get("purpose", {})))
+        self.moment_shown.emit(self.shown_seq)
 
     @property
     def shown_state(self) -> RunState | None:
@@ -283,8 +295,7 @@ class MainWindow(QMainWindow):
         self._moment_generation += 1
         generation = self._moment_generation
         if n >= (self.summary or {}).get("last_seq", n + 1):
-            self.show_journaled(run_id)
-            self.moment_shown.emit(n)
+            self.show_journaled(run_id)  # the whole run again; moment_shown follows with its extras
             return
         self.statusBar().showMessage(f"replaying to event {n}…")
         self.moment_task = asyncio.ensure_future(self._show_moment(run_id, n, generation))
