@@ -31,8 +31,9 @@ class ZeroLatency:
 
     name = "zero-latency"
 
-    def __init__(self, target: int):
+    def __init__(self, target: int, deepest: int = 7):
         self.target = target
+        self.deepest = deepest  # goals at this depth are executed, not split
         self.decomposed = 0
         self.calls = 0
         self.seconds = 0.0
@@ -43,7 +44,7 @@ class ZeroLatency:
         p = request.purpose
         if p == "actionable":
             # a bushy tree: split down to depth 6 while the goal target allows, then do the work
-            splittable = request.goal.depth < 7 and 1 + 4 * (self.decomposed + 1) <= self.target
+            splittable = request.goal.depth < self.deepest and 1 + 4 * (self.decomposed + 1) <= self.target
             text = "NO" if splittable else "YES"
         elif p == "decompose":
             self.decomposed += 1

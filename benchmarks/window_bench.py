@@ -2,7 +2,12 @@
 the tree, the detail pane and the plots all live, while a 1 ms timer on the same loop measures
 how long the loop stalls. Targets: p99 stall < 16 ms, longest < 50 ms, every goal in the tree.
 
+--soak runs about a million events (150,000 goals) the same way and samples memory each second:
+it should grow with the data (goals in the engine's record, the tree's rows, the findings
+memory) and nothing else, and give it back when the window moves on to another run.
+
     .venv/bin/python benchmarks/window_bench.py [--goals 10000]   (offscreen; under Xvfb it paints too)
+    .venv/bin/python benchmarks/window_bench.py --soak
 """
 
 from __future__ import annotations
@@ -19,7 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-async def measure(window, goals: int) -> dict:
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+async def measure(window, goals: int, sample=None) -> dict:
     from engine_bench import ZeroLatency
 
     from goalgui.engine import Limits, Run, RunState
@@ -35,10 +45,19 @@ async def measure(window, goals: int) -> dict:
             gaps.append(now - last)
             last = now
 
+    async def sampler():
+        while not stop.is_set():
+            await asyncio.sleep(1.0)
+            sample(run.record.metrics.goals_created, run.record.last_seq, rss_mb())
+
     tick = asyncio.ensure_future(ticker())
-    model = ZeroLatency(goals)
+    deepest = 7
+    while (4 ** (deepest + 1) - 1) // 3 < goals:
+        deepest += 1
+    model = ZeroLatency(goals, deepest)
     run = Run.create("Benchmark objective", model, sink=window.journal, limits=Limits(max_depth=12, max_goals=goals + 10))
     window.follow(run)
+    sampling = asyncio.ensure_future(sampler()) if sample else None
     t0 = time.perf_counter()
     await run.drive()
     engine_seconds = time.perf_counter() - t0
@@ -47,6 +66,8 @@ async def measure(window, goals: int) -> dict:
     shown = time.perf_counter() - t0
     stop.set()
     await tick
+    if sampling is not None:
+        await sampling
     assert run.state is RunState.COMPLETE
     stalls = sorted(max(0.0, g - 0.001) for g in gaps)
     events = run.record.last_seq
@@ -59,7 +80,10 @@ async def measure(window, goals: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--goals", type=int, default=10_000)
+    parser.add_argument("--soak", action="store_true", help="about a million events, memory sampled")
     args = parser.parse_args()
+    if args.soak:
+        args.goals = max(args.goals, 150_000)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["GOALGUI_HOME"] = tempfile.mkdtemp(prefix="goalgui-bench-")
     import qasync
@@ -77,8 +101,20 @@ def main() -> None:
     window = MainWindow(journal, Settings())
     window.resize(1300, 850)
     window.show()
+    samples: list[tuple[int, int, float]] = []
+    baseline = rss_mb()
     with loop:
-        r = loop.run_until_complete(measure(window, args.goals))
+        r = loop.run_until_complete(measure(window, args.goals, (lambda *s: samples.append(s)) if args.soak else None))
+        if args.soak:  # move on: the window shows another (small) run, the big one is dropped
+            import gc
+
+            big = window.run
+            at_end = rss_mb()
+            loop.run_until_complete(measure(window, 100))
+            del big
+            gc.unfreeze()
+            gc.collect()
+            after = rss_mb()
     journal.close()
     print(f"window live on a {r['goals']:,}-goal run (zero-latency model, journal on disk, "
           f"{os.environ['QT_QPA_PLATFORM']} platform)")
@@ -86,6 +122,12 @@ def main() -> None:
     print(f"  goals in the tree: {r['in_tree']:,} of {r['goals']:,}, all shown {r['shown_after']:.2f} s after start")
     print(f"  loop stall:        p99 {r['p99'] * 1000:.1f} ms, longest {r['max'] * 1000:.1f} ms over "
           f"{r['ticks']:,} ticks   (targets: p99 < 16 ms, longest < 50 ms)")
+    if args.soak:
+        print(f"  memory: {baseline:.0f} MB with the window open; then, by goals in the run:")
+        for goals, events, mb in samples[:: max(1, len(samples) // 12)] + samples[-1:]:
+            print(f"    {goals:>9,} goals {events:>10,} events  {mb:7.0f} MB  "
+                  f"({(mb - baseline) * 2**20 / max(goals, 1):,.0f} bytes per goal)")
+        print(f"  at the end {at_end:.0f} MB; after moving on to another run and dropping this one {after:.0f} MB")
 
 
 if __name__ == "__main__":

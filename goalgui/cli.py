@@ -382,26 +382,15 @@ def cmd_profiles(args) -> int:
 
 
 def _test_profile(profile) -> int:
-    from .engine.model import ModelRequest, ProviderError
-    from .providers import http_model
-
-    model = http_model(profile)
-    request = ModelRequest("execute", [{"role": "user", "content": "Reply with the word OK."}], None, max_tokens=8)
-
-    async def once():
-        try:
-            started = time.perf_counter()
-            reply = await model.complete(request)
-            return reply, time.perf_counter() - started
-        finally:
-            await model.aclose()
+    from .engine.model import ProviderError
+    from .providers import probe
 
     try:
-        reply, seconds = asyncio.run(once())
+        text, model, seconds = asyncio.run(probe(profile))
     except ProviderError as exc:
         print(f"goalgui: {profile.name}: {exc.kind}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"{profile.name}: answered in {seconds * 1000:.0f} ms by {reply.model or profile.model}: {reply.text.strip()[:60]!r}")
+    print(f"{profile.name}: answered in {seconds * 1000:.0f} ms by {model}: {text[:60]!r}")
     return 0
 
 

@@ -23,6 +23,7 @@ from .engine.lifecycle import InputError, validate_permission_mode
 
 SERVICE = "goalgui"
 KINDS = ("openai", "anthropic", "ollama")
+THEMES = ("system", "light", "dark")
 USUAL_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": None}
 NEEDS_KEY = {"openai": True, "anthropic": True, "ollama": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -74,6 +75,7 @@ class Settings:
     default_permission_mode: str = "auto-edit"
     default_strategy: str = "goal-stack"
     journal: str | None = None
+    theme: str = "system"  # system (follow the desktop's light or dark palette), light or dark
     profiles: dict[str, Profile] = field(default_factory=dict)
 
     @classmethod
@@ -97,9 +99,12 @@ class Settings:
             default_permission_mode=general.get("default_permission_mode", "auto-edit"),
             default_strategy=general.get("default_strategy", "goal-stack"),
             journal=general.get("journal"),
+            theme=general.get("theme", "system"),
             profiles=profiles,
         )
         validate_permission_mode(settings.default_permission_mode)
+        if settings.theme not in THEMES:
+            raise InputError(f"settings {path}: theme must be one of {', '.join(THEMES)}, not {settings.theme!r}")
         return settings
 
     def save(self, path: Path | None = None) -> None:
@@ -111,6 +116,7 @@ class Settings:
             "default_permission_mode": self.default_permission_mode,
             "default_strategy": self.default_strategy,
             "journal": self.journal,
+            "theme": self.theme,
         }.items() if v is not None}
         profiles = {
             name: {k: v for k, v in asdict(p).items() if k != "name" and v is not None}

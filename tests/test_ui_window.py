@@ -189,7 +189,7 @@ def test_scrolling_the_tree_by_hand_stops_following_until_follow_is_ticked(windo
     run = Run.create("Write a report", Slow(), sink=journal, limits=Limits())
     window.follow(run)
     run.start()
-    until(qloop, lambda: window._running_goal is not None)
+    until(qloop, lambda: window._running_goal not in (None, "g1"))  # a sub-goal, waiting in its execute call
     assert window.follow_box.isChecked()
     window.tree.verticalScrollBar().triggerAction(window.tree.verticalScrollBar().SliderAction.SliderPageStepAdd)
     assert not window.follow_box.isChecked()
@@ -201,3 +201,45 @@ def test_scrolling_the_tree_by_hand_stops_following_until_follow_is_ticked(windo
     assert window.tree.viewport().rect().intersects(window.tree.visualRect(running))
     release.set()
     until(qloop, lambda: run.state is RunState.COMPLETE)
+
+
+def test_a_waiting_confirmation_reaches_the_tray_title_and_status_line(window, qloop, journal, monkeypatch):
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    from goalgui.engine.session import GoalSession
+
+    from .test_session import ChatModel, create
+
+    class DesktopTray:  # stands in for the desktop's tray, which the offscreen platform has not
+        def __init__(self):
+            self.messages, self.tips, self.icons = [], [], 0
+
+        def isVisible(self):
+            return True
+
+        def showMessage(self, title, text):
+            self.messages.append((title, text))
+
+        def setToolTip(self, tip):
+            self.tips.append(tip)
+
+        def setIcon(self, _icon):
+            self.icons += 1
+
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
+    tray = window.tray = window.confirmer.tray = DesktopTray()
+    model = ChatModel(create("Draft the release notes"), "Started it.")
+    model.name = "chat"
+    window.session = GoalSession(model, sink=journal, confirmer=window.confirmer, permission_mode="auto-edit",
+                                 on_run=window._on_session_run)
+    window.command.setText("please draft the release notes")
+    window.command.returnPressed.emit()
+    until(qloop, lambda: window.confirmer.open_dialogs)
+    assert tray.messages and "waiting" in tray.messages[0][0] and "start a goal" in tray.messages[0][1]
+    window._update_status()
+    assert "WAITING FOR YOUR CONFIRMATION" in tray.tips[-1] and window.windowTitle().startswith("⏳")
+    assert tray.icons == 1  # the badge
+    window.confirmer.open_dialogs[0].decline_button.click()
+    until(qloop, lambda: not window.confirmer.open_dialogs)
+    window._update_status()
+    assert not window.windowTitle().startswith("⏳") and tray.icons == 2

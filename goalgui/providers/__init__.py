@@ -23,6 +23,23 @@ def http_model(profile, key=None):
     return cls(profile, key)
 
 
+async def probe(profile, key=None) -> tuple[str, str, float]:
+    """One tiny call through a profile: (what it answered, the model that answered, seconds).
+    Raises ProviderError (or InputError for a missing key) with a one-line message."""
+    import time
+
+    from ..engine.model import ModelRequest
+
+    model = http_model(profile, key)
+    request = ModelRequest("execute", [{"role": "user", "content": "Reply with the word OK."}], None, max_tokens=8)
+    try:
+        started = time.perf_counter()
+        reply = await model.complete(request)
+        return reply.text.strip(), reply.model or profile.model, time.perf_counter() - started
+    finally:
+        await model.aclose()
+
+
 def load_model(spec: str):
     """(model, spec as recorded). Specs: scripted:NAME|FILE.json, python:FILE.py:ATTR|module:ATTR."""
     spec = (spec or "").strip()

@@ -14,6 +14,7 @@ def main(open_run: str | None = None, journal_path: str | None = None) -> int:
     from ..journal import Journal
     from ..settings import Settings
     from .main_window import MainWindow
+    from .theme import apply_theme
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("goalgui")
@@ -21,6 +22,7 @@ def main(open_run: str | None = None, journal_path: str | None = None) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = Settings.load()
+    apply_theme(settings.theme, app)
     journal = Journal(paths.journal_path(journal_path or settings.journal))
     window = MainWindow(journal, settings)
     window.show()

@@ -173,6 +173,17 @@ class BudgetPanel(QWidget):
         self._timer.timeout.connect(self._on_timer_timeout)
         self._timer.start()
 
+    def restyle(self, palette) -> None:
+        """Axes and labels in the palette's text colour (light or dark theme)."""
+        from PySide6.QtGui import QPalette
+
+        text = palette.color(QPalette.ColorRole.WindowText)
+        for plot in (self.plot, self.purpose_plot):
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(pg.mkPen(text))
+                axis.setTextPen(pg.mkPen(text))
+
     def reset(self, start: float | None = None) -> None:
         """Show another run (or moment); `start` is when it began."""
         self.history.clear()

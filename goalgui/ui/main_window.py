@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -16,9 +16,11 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QSystemTrayIcon,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -36,6 +38,8 @@ from .budget_panel import BudgetPanel
 from .confirm_dialog import DialogConfirmer
 from .controls import ControlBar, status_line
 from .gc_pacer import GcPacer
+from .icon import app_icon
+from .theme import is_dark
 from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
@@ -83,6 +87,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.journal = journal
         self.settings = settings
+        self._tray_waiting = False
         self.run: Run | None = None  # the live run followed
         self.record: RunRecord | None = None  # the record shown (the live run's, or a moment's)
         self.summary: dict | None = None  # a journaled run shown from its projection (Journal.summary)
@@ -93,17 +98,40 @@ class MainWindow(QMainWindow):
         self._running_goal: str | None = None
         self._auto_expanded: set[QPersistentModelIndex] = set()  # goals following opened, to fold again
         self._expanding = False
-        self.confirmer = DialogConfirmer(self)
+        self.tray = self._make_tray()
+        self.confirmer = DialogConfirmer(self, tray=self.tray)
         self.new_goal_dialog: NewGoalDialog | None = None
         self.session = None  # the goal-mode conversation, made on the first message
         self.setWindowTitle("goalgui")
         self._build()
         self._connect_signals()
         self._restore_geometry()
+        self._restyle()
         self.refresh_runs()
         self._offer_interrupted()
 
     # -- building ----------------------------------------------------------------
+
+    def _make_tray(self) -> QSystemTrayIcon | None:
+        """A tray icon where the desktop has a tray: its tooltip is the status line, it says when a
+        confirmation waits, and a click brings the window back."""
+        self.setWindowIcon(app_icon())
+        if not QSystemTrayIcon.isSystemTrayAvailable():
+            return None
+        tray = QSystemTrayIcon(app_icon(), self)
+        menu = QMenu(self)
+        menu.addAction("Show goalgui", self._on_tray_show)
+        menu.addAction("Quit", self.close)
+        tray.setContextMenu(menu)
+        tray.activated.connect(lambda _reason: self._on_tray_show())
+        tray.show()
+        return tray
+
+    def _on_tray_show(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
 
     def _build(self) -> None:
         self.tree_model = GoalTreeModel(self)
@@ -154,7 +182,6 @@ class MainWindow(QMainWindow):
         self.command = QLineEdit()
         self.command.setPlaceholderText("Message the agent, or /goal, /goal new TEXT, /goal pause|resume|cancel|skip")
         self.interrupted_bar = QFrame()
-        self.interrupted_bar.setStyleSheet("QFrame { background: #fcf3cf; border-radius: 4px; }")
         self.interrupted_label = QLabel()
         self.interrupted_resume = QPushButton("Resume")
         self.interrupted_abandon = QPushButton("Abandon")
@@ -184,6 +211,10 @@ class MainWindow(QMainWindow):
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("main-toolbar")
         toolbar.addAction(self.new_goal_action)
+        self.settings_action = QAction("Settings…", self)
+        self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        toolbar.addAction(self.settings_action)
+        self.settings_dialog = None
         self.bridge = EventBridge(self)
         self.gc_pacer = GcPacer(self)
         self.tick = QTimer(self)
@@ -199,6 +230,7 @@ class MainWindow(QMainWindow):
         self.runs_view.run_opened.connect(self.show_journaled)
         self.runs_view.refresh_button.clicked.connect(self.refresh_runs)
         self.new_goal_action.triggered.connect(self.open_new_goal)
+        self.settings_action.triggered.connect(self.open_settings)
         self.interrupted_resume.clicked.connect(self._on_interrupted_resume_clicked)
         self.interrupted_abandon.clicked.connect(self._on_interrupted_abandon_clicked)
         self.inspect.moment_chosen.connect(self._on_inspect_moment_chosen)
@@ -409,8 +441,13 @@ class MainWindow(QMainWindow):
             text = status_line(self.summary["state"], self.summary["totals"], self.summary["stop_reason"], waiting)
             objective = self.summary["objective"]
         else:
-            text, objective = "no run", ""
+            text, objective = "no run" + ("  ·  WAITING FOR YOUR CONFIRMATION" if waiting else ""), ""
         self.modeline.setText(text)
+        if self.tray is not None:
+            self.tray.setToolTip(f"goalgui: {text}")
+            if waiting != self._tray_waiting:
+                self.tray.setIcon(app_icon(waiting))
+                self._tray_waiting = waiting
         self.setWindowTitle(("⏳ " if waiting else "") + (f"goalgui — {objective[:60]}" if objective else "goalgui"))
 
     def _selected_goal_id(self) -> str | None:
@@ -464,6 +501,33 @@ class MainWindow(QMainWindow):
         self.new_goal_dialog = dialog
         dialog.show()
         return dialog
+
+    def open_settings(self):
+        from .settings_dialog import SettingsDialog
+
+        if self.settings_dialog is None:
+            self.settings_dialog = SettingsDialog(self.settings, self.model_choices(), self)
+            self.settings_dialog.saved.connect(self._on_settings_saved)
+        self.settings_dialog.show()
+        self.settings_dialog.raise_()
+        return self.settings_dialog
+
+    def _on_settings_saved(self, settings) -> None:
+        self.settings = settings
+        self.session = None  # the next chat turn uses the new defaults
+        self.statusBar().showMessage("settings saved", 4000)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._restyle()
+        super().changeEvent(event)
+
+    def _restyle(self) -> None:
+        """Colours this window draws itself, for the palette now in force (light or dark)."""
+        dark = is_dark(self.palette())
+        self.interrupted_bar.setStyleSheet("QFrame { background: %s; border-radius: 4px; }"
+                                           % ("#5a4a12" if dark else "#fcf3cf"))
+        self.budgets.restyle(self.palette())
 
     async def _draft(self, dialog: NewGoalDialog, intent: str, spec: str) -> None:
         from ..engine.session import GoalSession

@@ -1,0 +1,104 @@
+"""The settings dialog: profiles with keys in the keyring and a Test button over loopback HTTP,
+defaults for new goals, the journal's location and the theme."""
+
+import pytest
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication
+
+from goalgui import paths
+from goalgui.settings import Settings, find_key
+from goalgui.ui.settings_dialog import SettingsDialog
+from goalgui.ui.theme import apply_theme, is_dark
+
+from .httpserver import ScriptedServer, dead_port_url
+from .test_settings import KEY, test_keyring  # noqa: F401 (a fixture)
+from .test_providers import openai_reply
+from .test_ui_controls import until
+
+
+@pytest.fixture
+def dialog(qtbot, isolated_home, test_keyring, qloop):  # noqa: F811
+    d = SettingsDialog(Settings.load(), ["local", "scripted:rehearsal"])
+    qtbot.addWidget(d)
+    d.show()
+    return d
+
+
+def fill(dialog, name, url, kind="openai", model="gpt-test", key=""):
+    dialog._on_new_clicked()
+    dialog.name.setText(name)
+    dialog.kind.setCurrentText(kind)
+    dialog.base_url.setText(url)
+    dialog.model.setText(model)
+    dialog.key.setText(key)
+
+
+def test_a_profile_is_saved_with_its_key_in_the_keyring_only(dialog):
+    saved = []
+    dialog.saved.connect(saved.append)
+    fill(dialog, "work", "https://api.example.test/v1/", key=KEY)
+    dialog.save_button.click()
+    assert dialog.error.text() == "" and saved
+    assert dialog.key.text() == ""  # not left in the widget
+    stored = Settings.load().profile("work", "openai")
+    assert stored.base_url == "https://api.example.test/v1" and find_key(stored) == KEY
+    assert KEY not in paths.settings_path().read_text()
+    assert [dialog.profile_list.item(i).text() for i in range(dialog.profile_list.count())] == ["work"]
+    assert "a key is stored" in dialog.key.placeholderText()
+    dialog.remove_button.click()
+    assert "work" not in Settings.load().profiles and find_key(stored) is None
+
+
+def test_bad_fields_are_refused_in_one_line_and_nothing_is_saved(dialog):
+    fill(dialog, "bad name!", "https://x.test", key=KEY)
+    dialog.save_button.click()
+    assert "bad profile name" in dialog.error.text() and "\n" not in dialog.error.text()
+    fill(dialog, "ok", "ftp://x.test")
+    dialog.save_button.click()
+    assert "bad base URL" in dialog.error.text()
+    fill(dialog, "claude", "https://api.anthropic.test", kind="anthropic", model="claude-x")
+    dialog.save_button.click()
+    assert "needs a key" in dialog.error.text()
+    assert not paths.settings_path().exists() or not Settings.load().profiles
+
+
+def test_the_test_button_calls_the_provider_over_http(dialog, qloop):
+    with ScriptedServer() as server:
+        server.default = ("reply", 200, openai_reply("OK"))
+        fill(dialog, "local-server", server.url + "/v1", key="sk-test-123")
+        dialog.test_button.click()
+        until(qloop, lambda: dialog.test_task.done())
+        assert dialog.test_result.text().startswith("answered in") and "'OK'" in dialog.test_result.text()
+        request = server.requests[-1]
+        assert request["path"] == "/v1/chat/completions"
+        assert request["headers"].get("Authorization") == "Bearer sk-test-123"
+    fill(dialog, "dead", dead_port_url())
+    dialog.test_button.click()
+    until(qloop, lambda: dialog.test_task.done(), timeout=30)
+    assert dialog.test_result.text().startswith("failed:") and "\n" not in dialog.test_result.text()
+
+
+def test_defaults_and_journal_location_are_saved(dialog, tmp_path):
+    dialog.default_model.setCurrentText("scripted:rehearsal")
+    dialog.default_mode.setCurrentText("ask")
+    dialog.save_defaults_button.click()
+    loaded = Settings.load()
+    assert loaded.default_model == "scripted:rehearsal" and loaded.default_permission_mode == "ask"
+    dialog.journal_path.setText(str(tmp_path / "elsewhere.sqlite3"))
+    dialog.save_general_button.click()
+    assert Settings.load().journal == str(tmp_path / "elsewhere.sqlite3")
+    assert paths.journal_path(Settings.load().journal) == tmp_path / "elsewhere.sqlite3"
+
+
+def test_the_theme_turns_the_palette_dark_and_back(dialog):
+    app = QApplication.instance()
+    try:
+        dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+        dialog.save_general_button.click()
+        assert Settings.load().theme == "dark" and is_dark(app.palette())
+        dialog.theme.setCurrentIndex(dialog.theme.findData("light"))
+        dialog.save_general_button.click()
+        assert not is_dark(app.palette())
+        assert app.palette().color(QPalette.ColorRole.Window).lightness() > 200
+    finally:
+        apply_theme("system")
