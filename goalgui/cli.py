@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("objective")
     run.add_argument("--strategy", default="goal-stack")
     run.add_argument("--model", default=None, help="local | scripted:NAME|FILE.json | python:FILE.py:ATTR | ...")
+    run.add_argument("--window", action="store_true",
+                     help="watch and steer it in the window (with no display, it is followed here instead)")
+    run.add_argument("--exit-when-done", action="store_true", help="with --window: close it when the run stops")
     _budget_flags(run, with_depth=True)
     resume = sub.add_parser("resume", help="continue a paused or blocked run")
     resume.add_argument("run")
@@ -177,12 +180,31 @@ def cmd_run(args) -> int:
                              turns=args.turn_budget, seconds=args.time_budget)
     from .settings import Settings
 
-    model, spec = load_model(args.model or Settings.load().default_model or DEFAULT_MODEL)
+    settings = Settings.load()
+    if args.window:
+        from .ui.app import display_available
+
+        if display_available():
+            return _run_in_window(args, limits, settings)
+        print("goalgui: no display to open the window on (DISPLAY is not set): following the run here instead",
+              file=sys.stderr)
+    model, spec = load_model(args.model or settings.default_model or DEFAULT_MODEL)
     with _journal(args) as journal:
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
                          permission_mode=args.permission_mode or "auto-edit", sink=journal,
                          confirmer=_confirmer(args), embedder=_embedder(model))
         return _drive(run, journal, args)
+
+
+def _run_in_window(args, limits, settings) -> int:
+    from .ui.app import main as window
+
+    if args.journal:
+        settings.journal = args.journal
+    goal = {"objective": args.objective, "criteria": "", "strategy": args.strategy,
+            "model": args.model or settings.default_model or DEFAULT_MODEL, "limits": limits,
+            "mode": args.permission_mode or settings.default_permission_mode}
+    return window(journal_path=args.journal, start=goal, exit_when_done=args.exit_when_done)
 
 
 def cmd_resume(args) -> int:

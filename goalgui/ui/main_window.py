@@ -542,17 +542,29 @@ class MainWindow(QMainWindow):
         finally:
             dialog.draft_button.setEnabled(True)
 
-    def start_goal(self, goal: dict) -> Run | None:
+    def create_run(self, goal: dict) -> Run:
+        """A run for a goal (the New Goal dialog's fields); a bad field raises InputError in one line.
+        A local model loads its weights on its own thread at the first call, not here."""
         from ..providers import load_model
 
+        model, spec = load_model(goal["model"])
+        make_embedder = getattr(model, "embedder", None)  # a provider's embeddings for the findings memory
+        return Run.create(goal["objective"], model, model_spec=spec, strategy=goal["strategy"],
+                          limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
+                          sink=self.journal, confirmer=self.confirmer,
+                          embedder=make_embedder() if callable(make_embedder) else None)
+
+    def start_goal(self, goal: dict) -> Run | None:
         try:
-            model, spec = load_model(goal["model"])
-            run = Run.create(goal["objective"], model, model_spec=spec, strategy=goal["strategy"],
-                             limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
-                             sink=self.journal, confirmer=self.confirmer)
+            run = self.create_run(goal)
         except InputError as exc:
             self.statusBar().showMessage(str(exc), 10000)
             return None
+        self.run_goal(run)
+        return run
+
+    def run_goal(self, run: Run) -> None:
+        """Follow `run` and drive it."""
         self.run = run
         self.follow(run)
         run.start()
