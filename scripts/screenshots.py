@@ -46,11 +46,22 @@ async def scenario(app, window, out: Path) -> None:
     run.set_permission_mode("auto")
     await wait_for(lambda: run.state is not RunState.ACTIVE, 60)
     await asyncio.sleep(0.5)
+    shown = []
+    window.moment_shown.connect(shown.append)
+    window.refresh_runs()
+    window.show_journaled(run.run_id)  # as the Runs view opens it: read from the journal
+    await wait_for(lambda: shown)
     window.tree.expandAll()
     model = window.tree.model()
     window.tree.setCurrentIndex(model.index(2, 0, model.index(0, 0)))
     await asyncio.sleep(0.6)
     grab(app, out / "finished-run.png")
+    window.budgets.views.setCurrentWidget(window.budgets.purpose_plot)
+    from goalgui.ui.theme import apply_theme
+
+    apply_theme("dark")
+    await asyncio.sleep(0.6)
+    grab(app, out / "finished-run-dark.png")
 
 
 def main() -> int:

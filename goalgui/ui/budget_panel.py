@@ -125,10 +125,10 @@ class BudgetPanel(QWidget):
         self.plot.setBackground(None)
         self.plot.setLabel("left", "share of budget used")
         self.plot.setLabel("bottom", "seconds since start")
-        self.plot.setYRange(0, 1.15, padding=0)
+        self.plot.setYRange(0, 1.25, padding=0)  # room above the stop line for the legend
         self.plot.enableAutoRange(axis="y", enable=False)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.plot.addLegend(offset=(-10, -40))
+        self.plot.addLegend(offset=(4, 2), colCount=4)
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.addItem(pg.InfiniteLine(0.75, angle=0, pen=pg.mkPen("#7f8c8d", style=Qt.PenStyle.DashLine),
@@ -146,7 +146,7 @@ class BudgetPanel(QWidget):
         self.purpose_plot.setLabel("left", "tokens")
         self.purpose_plot.setLabel("bottom", "seconds since start")
         self.purpose_plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.purpose_plot.addLegend(offset=(10, 10))
+        self.purpose_plot.addLegend(offset=(4, 2), colCount=3)
         self.purpose_plot.setClipToView(True)
         self.purpose_plot.setDownsampling(auto=True, mode="peak")
         self.purpose_curves: dict[str, pg.PlotDataItem] = {}  # the top edge of each purpose's band
@@ -157,13 +157,14 @@ class BudgetPanel(QWidget):
         self.views.addTab(self.purpose_plot, "Tokens by purpose")
         self.views.currentChanged.connect(lambda _i: self.redraw())
         self.bars: dict[str, QProgressBar] = {}
-        grid = QGridLayout()
-        for row, name in enumerate(BUDGETS):
+        grid = QGridLayout()  # two by two: the plot keeps the height
+        for i, name in enumerate(BUDGETS):
             bar = QProgressBar()
             bar.setRange(0, 1000)
             bar.setTextVisible(True)
-            grid.addWidget(QLabel(name), row, 0)
-            grid.addWidget(bar, row, 1)
+            row, column = divmod(i, 2)
+            grid.addWidget(QLabel(name), row, 2 * column)
+            grid.addWidget(bar, row, 2 * column + 1)
             self.bars[name] = bar
         layout = QVBoxLayout(self)
         layout.addWidget(self.views, 1)
@@ -255,8 +256,8 @@ class BudgetPanel(QWidget):
     def _update_bars(self) -> None:
         s = self.history.latest
         limits = s.get("limits", {})
-        spent = {"tokens": f"{s.get('tokens', 0):,} tokens", "turns": f"{s.get('turns', 0)} turns",
-                 "goals": f"{s.get('goals', 0)} goals", "time": f"{s.get('active', 0):.0f} s"}
+        spent = {"tokens": _count(s.get("tokens", 0), "token"), "turns": _count(s.get("turns", 0), "turn"),
+                 "goals": _count(s.get("goals", 0), "goal"), "time": f"{s.get('active', 0):.0f} s"}
         for name, bar in self.bars.items():
             spent_key, limit_key = _SHARE[name]
             limit = limits.get(limit_key)
@@ -269,3 +270,7 @@ class BudgetPanel(QWidget):
                 bar.setValue(value)
             if bar.format() != text:
                 bar.setFormat(text)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
