@@ -104,6 +104,13 @@ def main() -> None:
     samples: list[tuple[int, int, float]] = []
     baseline = rss_mb()
     with loop:
+        if args.soak:  # the objects alive with a small run shown, to compare with after the big one
+            import gc
+
+            loop.run_until_complete(measure(window, 100))
+            gc.unfreeze()
+            gc.collect()
+            objects_before = len(gc.get_objects())
         r = loop.run_until_complete(measure(window, args.goals, (lambda *s: samples.append(s)) if args.soak else None))
         if args.soak:  # move on: the window shows another (small) run, the big one is dropped
             import gc
@@ -115,6 +122,7 @@ def main() -> None:
             gc.unfreeze()
             gc.collect()
             after = rss_mb()
+            objects_after = len(gc.get_objects())
     journal.close()
     print(f"window live on a {r['goals']:,}-goal run (zero-latency model, journal on disk, "
           f"{os.environ['QT_QPA_PLATFORM']} platform)")
@@ -128,6 +136,8 @@ def main() -> None:
             print(f"    {goals:>9,} goals {events:>10,} events  {mb:7.0f} MB  "
                   f"({(mb - baseline) * 2**20 / max(goals, 1):,.0f} bytes per goal)")
         print(f"  at the end {at_end:.0f} MB; after moving on to another run and dropping this one {after:.0f} MB")
+        print(f"  objects alive with a small run shown: {objects_before:,} before the big run, {objects_after:,} "
+              f"after it (what RSS keeps beyond that is the allocator's free lists, not live data)")
 
 
 if __name__ == "__main__":

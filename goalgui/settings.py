@@ -76,6 +76,7 @@ class Settings:
     default_strategy: str = "goal-stack"
     journal: str | None = None
     theme: str = "system"  # system (follow the desktop's light or dark palette), light or dark
+    confirm_timeout: float | None = None  # seconds before an unanswered confirmation is declined
     profiles: dict[str, Profile] = field(default_factory=dict)
 
     @classmethod
@@ -100,9 +101,13 @@ class Settings:
             default_strategy=general.get("default_strategy", "goal-stack"),
             journal=general.get("journal"),
             theme=general.get("theme", "system"),
+            confirm_timeout=general.get("confirm_timeout"),
             profiles=profiles,
         )
         validate_permission_mode(settings.default_permission_mode)
+        timeout = settings.confirm_timeout
+        if timeout is not None and (not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400):
+            raise InputError(f"settings {path}: confirm_timeout must be between 1 and 86400 seconds")
         if settings.theme not in THEMES:
             raise InputError(f"settings {path}: theme must be one of {', '.join(THEMES)}, not {settings.theme!r}")
         return settings
@@ -117,6 +122,7 @@ class Settings:
             "default_strategy": self.default_strategy,
             "journal": self.journal,
             "theme": self.theme,
+            "confirm_timeout": self.confirm_timeout,
         }.items() if v is not None}
         profiles = {
             name: {k: v for k, v in asdict(p).items() if k != "name" and v is not None}

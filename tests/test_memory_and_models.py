@@ -25,12 +25,23 @@ def test_reuse_only_above_the_high_threshold():
     assert top[0].key == "g1" and top[0].score < 0.92
 
 
-def test_memory_grows_past_its_first_block_and_search_is_one_matrix_product():
+def test_memory_grows_over_blocks_and_finds_what_a_brute_force_search_finds(monkeypatch):
+    from goalgui.engine import memory as memory_module
+
+    monkeypatch.setattr(memory_module, "BLOCK", 128)  # 300 findings span three blocks
     memory = FindingsMemory(HashingEmbedder(dimension=64))
-    for i in range(300):
-        memory.save(f"g{i}", f"result {i}", f"Find fact number {i} about topic {i * 7}")
-    assert len(memory) == 300
+    tags = [f"Find fact number {i} about topic {i * 7}" for i in range(300)]
+    for i, tag in enumerate(tags):
+        memory.save(f"g{i}", f"result {i}", tag)
+    assert len(memory) == 300 and len(memory._store.blocks) == 3
     assert memory.reusable("Find fact number 123 about topic 861").key == "g123"
+    assert memory.reusable("Find fact number 299 about topic 2093").key == "g299"  # in the last block
+    every = HashingEmbedder(64).embed(tags)
+    for query in ("fact number 17", "topic 1400", "Find fact number 250 about topic"):
+        brute = every @ HashingEmbedder(64).embed([query])[0]
+        found = memory.search(query, k=3)
+        assert np.allclose([f.score for f in found], np.sort(brute)[::-1][:3], atol=1e-5)  # ties may differ
+        assert all(np.isclose(brute[int(f.key[1:])], f.score, atol=1e-5) for f in found)
     vectors = HashingEmbedder(64).embed(["a b", ""])
     assert np.allclose(np.linalg.norm(vectors[0]), 1) and not vectors[1].any()
 

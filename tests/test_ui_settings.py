@@ -81,9 +81,14 @@ def test_the_test_button_calls_the_provider_over_http(dialog, qloop):
 def test_defaults_and_journal_location_are_saved(dialog, tmp_path):
     dialog.default_model.setCurrentText("scripted:rehearsal")
     dialog.default_mode.setCurrentText("ask")
+    dialog.confirm_timeout.setValue(90)
     dialog.save_defaults_button.click()
     loaded = Settings.load()
     assert loaded.default_model == "scripted:rehearsal" and loaded.default_permission_mode == "ask"
+    assert loaded.confirm_timeout == 90
+    dialog.confirm_timeout.setValue(0)  # never
+    dialog.save_defaults_button.click()
+    assert Settings.load().confirm_timeout is None
     dialog.journal_path.setText(str(tmp_path / "elsewhere.sqlite3"))
     dialog.save_general_button.click()
     assert Settings.load().journal == str(tmp_path / "elsewhere.sqlite3")

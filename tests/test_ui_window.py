@@ -243,3 +243,38 @@ def test_a_waiting_confirmation_reaches_the_tray_title_and_status_line(window, q
     until(qloop, lambda: not window.confirmer.open_dialogs)
     window._update_status()
     assert not window.windowTitle().startswith("⏳") and tray.icons == 2
+
+
+def test_sorting_orders_siblings_and_keeps_the_tree_shape(window, qloop, journal):
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(run.drive())
+    window.show_journaled(run.run_id)
+    tokens_column = 4
+
+    def shape(model, parent=None):
+        from PySide6.QtCore import QModelIndex
+
+        parent = parent or QModelIndex()
+        while model.canFetchMore(parent):
+            model.fetchMore(parent)
+        return [(model.data(model.index(r, 0, parent), GOAL_ID_ROLE), model.data(model.index(r, tokens_column, parent)),
+                 shape(model, model.index(r, 0, parent))) for r in range(model.rowCount(parent))]
+
+    before = shape(window.tree_model)
+    window.tree.header().sectionClicked.emit(tokens_column)
+    window.tree.header().sectionClicked.emit(tokens_column)  # descending
+    assert window.tree.model() is window.proxy
+    after = shape(window.proxy)
+
+    def edges(rows, parent=None):
+        return {(goal, parent) for goal, _t, kids in rows} | {e for goal, _t, kids in rows for e in edges(kids, goal)}
+
+    def check_sorted(rows):
+        assert [t for _g, t, _k in rows] == sorted((t for _g, t, _k in rows), reverse=True)
+        for _g, _t, kids in rows:
+            check_sorted(kids)
+
+    assert edges(after) == edges(before)  # the same parents and children
+    check_sorted(after)
+    window.tree.header().sectionClicked.emit(tokens_column)  # third click: creation order again
+    assert window.tree.model() is window.tree_model and shape(window.tree_model) == before

@@ -44,7 +44,7 @@ from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
 from .tree_view import GoalTreeView
-from .tree_model import GOAL_ID_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
+from .tree_model import GOAL_ID_ROLE, SORT_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
 
 log = logging.getLogger(__name__)
 FIND_LIMIT = 1_000  # matches brought in from the journal for a search in a closed run
@@ -57,6 +57,8 @@ class GoalFilter(QSortFilterProxyModel):
         super().__init__(parent)
         self.status = ""
         self.setRecursiveFilteringEnabled(True)
+        self.setSortRole(SORT_ROLE)  # sorting orders siblings: the tree keeps its shape
+        self.sort_column = -1  # not sorted: creation order
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(0)
 
@@ -98,8 +100,9 @@ class MainWindow(QMainWindow):
         self._running_goal: str | None = None
         self._auto_expanded: set[QPersistentModelIndex] = set()  # goals following opened, to fold again
         self._expanding = False
+        self._sort_order = Qt.SortOrder.AscendingOrder
         self.tray = self._make_tray()
-        self.confirmer = DialogConfirmer(self, tray=self.tray)
+        self.confirmer = DialogConfirmer(self, timeout_s=settings.confirm_timeout, tray=self.tray)
         self.new_goal_dialog: NewGoalDialog | None = None
         self.session = None  # the goal-mode conversation, made on the first message
         self.setWindowTitle("goalgui")
@@ -139,7 +142,9 @@ class MainWindow(QMainWindow):
         self.tree = GoalTreeView()
         self.tree.setModel(self.tree_model)  # the filter proxy only while a filter is on: it costs per row
         self.tree.setUniformRowHeights(True)
-        self.tree.setSortingEnabled(False)
+        self.tree.setSortingEnabled(False)  # the header sorts through the proxy, see _on_sort_requested
+        self.tree.header().setSectionsClickable(True)
+        self.tree.header().setSortIndicatorShown(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.header().setStretchLastSection(False)
         self.tree.setColumnWidth(0, 330)
@@ -238,6 +243,7 @@ class MainWindow(QMainWindow):
         self.tree.verticalScrollBar().actionTriggered.connect(self._on_tree_scrolled_by_hand)
         self.follow_box.toggled.connect(self._on_follow_box_toggled)
         self.tree.expanded.connect(self._on_tree_expanded_by_hand)
+        self.tree.header().sectionClicked.connect(self._on_tree_header_clicked)
         self.tick.timeout.connect(self._update_status)
         self.tick.start()
 
@@ -461,17 +467,22 @@ class MainWindow(QMainWindow):
         """Filter through the proxy while a search or status is set; show the model itself otherwise.
         A journaled run read lazily first brings in the matches the journal finds (and their ancestors)."""
         text, status = self.search.text(), self.status_filter.currentData() or ""
+        sorting = self.proxy.sort_column >= 0
         if (text or status) and self.tree_model.is_lazy():
             found = self.journal.find_goals(self.shown_run_id, text, status, limit=FIND_LIMIT)
             for goal_id in found:
                 self.tree_model.reveal(goal_id)
             if len(found) == FIND_LIMIT:
                 self.statusBar().showMessage(f"showing the first {FIND_LIMIT:,} matches", 8000)
-        filtering = bool(text or status)
+        filtering = bool(text or status) or sorting
         if filtering and self.proxy.sourceModel() is None:  # attached only while used: it costs per change
             self.proxy.setSourceModel(self.tree_model)
         self.proxy.setFilterFixedString(text)
         self.proxy.set_status(status)
+        if sorting:
+            self.proxy.sort(self.proxy.sort_column, self._sort_order)
+        else:
+            self.proxy.sort(-1)
         wanted = self.proxy if filtering else self.tree_model
         if self.tree.model() is not wanted:
             self._auto_expanded.clear()
@@ -480,6 +491,20 @@ class MainWindow(QMainWindow):
             self.tree.expandToDepth(1)
         if not filtering and self.proxy.sourceModel() is not None:
             self.proxy.setSourceModel(None)
+
+    def _on_tree_header_clicked(self, column: int) -> None:
+        """Sort siblings by a column: ascending, then descending, then back to creation order."""
+        header = self.tree.header()
+        if self.proxy.sort_column != column:
+            self.proxy.sort_column, self._sort_order = column, Qt.SortOrder.AscendingOrder
+        elif self._sort_order == Qt.SortOrder.AscendingOrder:
+            self._sort_order = Qt.SortOrder.DescendingOrder
+        else:
+            self.proxy.sort_column = -1
+        header.setSortIndicatorShown(self.proxy.sort_column >= 0)
+        if self.proxy.sort_column >= 0:
+            header.setSortIndicator(column, self._sort_order)
+        self._on_filters_changed()
 
     def _on_tree_current_changed(self, current, _previous) -> None:
         self._show_selected()
@@ -514,6 +539,7 @@ class MainWindow(QMainWindow):
 
     def _on_settings_saved(self, settings) -> None:
         self.settings = settings
+        self.confirmer.timeout_s = settings.confirm_timeout
         self.session = None  # the next chat turn uses the new defaults
         self.statusBar().showMessage("settings saved", 4000)
 

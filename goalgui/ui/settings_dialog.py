@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -241,11 +242,17 @@ class SettingsDialog(QDialog):
         self.default_strategy = QComboBox()
         self.default_strategy.addItems(STRATEGIES)
         self.default_strategy.setCurrentText(self.settings.default_strategy)
+        self.confirm_timeout = QSpinBox()
+        self.confirm_timeout.setRange(0, 86_400)
+        self.confirm_timeout.setSuffix(" s")
+        self.confirm_timeout.setSpecialValueText("never")
+        self.confirm_timeout.setValue(int(self.settings.confirm_timeout or 0))
         self.save_defaults_button = QPushButton("Save defaults")
         form = QFormLayout(page)
         form.addRow("Model", self.default_model)
         form.addRow("Permission mode", self.default_mode)
         form.addRow("Strategy", self.default_strategy)
+        form.addRow("Decline unanswered confirmations after", self.confirm_timeout)
         form.addRow(QLabel("Budgets start empty: a new goal has none unless you give them."))
         form.addRow(self.save_defaults_button)
         self.save_defaults_button.clicked.connect(self.save_defaults)
@@ -260,6 +267,7 @@ class SettingsDialog(QDialog):
         self.settings.default_model = model
         self.settings.default_permission_mode = self.default_mode.currentText()
         self.settings.default_strategy = self.default_strategy.currentText()
+        self.settings.confirm_timeout = float(self.confirm_timeout.value()) or None
         self._save()
 
     def _general_page(self) -> QWidget:

@@ -27,12 +27,15 @@ STATUS_COLOUR = {"pending": "#7f8c8d", "running": "#2980b9", "done": "#27ae60", 
                  "skipped": "#8e44ad", "abandoned": "#b9770e"}
 GOAL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
+SORT_ROLE = Qt.ItemDataRole.UserRole + 3  # what a column sorts by: numbers, not their text
 PAGE = 2_000  # children read from the journal at a time
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
-_ROLES = frozenset({_DISPLAY, _TOOLTIP, _FOREGROUND, _ALIGNMENT, int(GOAL_ID_ROLE), int(STATUS_ROLE)})
+_ROLES = frozenset({_DISPLAY, _TOOLTIP, _FOREGROUND, _ALIGNMENT, int(GOAL_ID_ROLE), int(STATUS_ROLE),
+                    int(SORT_ROLE)})
+_STATUS_ORDER = {status: i for i, status in enumerate(("running", "pending", "failed", "skipped", "abandoned", "done"))}
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOUR.items()}
 FIRST_CHANGING = 3  # columns from status on change in place; id, parent and depth never do
@@ -302,4 +305,18 @@ class GoalTreeModel(QAbstractItemModel):
             return node.text
         if role == GOAL_ID_ROLE:
             return node.goal_id
+        if role == SORT_ROLE:
+            if column == 0:  # creation order
+                return _number(node.goal_id)
+            if column == 1:
+                return _number(node.parent_id) if node.parent_id else -1
+            if column == 3:
+                return _STATUS_ORDER.get(node.status, 99)
+            return {2: node.depth, 4: node.tokens, 5: node.attempts}.get(column, node.result_chars)
         return node.status  # STATUS_ROLE
+
+
+def _number(goal_id: str) -> int:
+    """g12 -> 12 (goal ids are numbered in creation order)."""
+    digits = goal_id.lstrip("g")
+    return int(digits) if digits.isdigit() else 0
