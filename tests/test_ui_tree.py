@@ -143,3 +143,41 @@ def test_revealing_a_deep_goal_fetches_only_its_ancestors_pages(journal, monkeyp
     index = model.reveal(last)
     assert index.isValid() and model.data(index, GOAL_ID_ROLE) == last
     assert model.goal_count() < len(run.record.goals)
+
+
+def test_the_view_repaints_for_visible_changes_only(qtbot):
+    from PySide6.QtCore import QEvent, QObject
+
+    from goalgui.engine import events as ev
+    from goalgui.ui.tree_view import GoalTreeView
+
+    model = GoalTreeModel()
+    view = GoalTreeView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    added = [ev.GoalAdded(seq=1, ts=0, goal_id="g1", parent_id=None, depth=0, text="top"),
+             ev.GoalAdded(seq=2, ts=0, goal_id="g2", parent_id="g1", depth=1, text="open"),
+             ev.GoalAdded(seq=3, ts=0, goal_id="g3", parent_id="g2", depth=2, text="folded")]
+    model.apply(added)
+    view.expand(model.index_of("g1"))  # g2 shows; g3, under folded g2, does not
+    view.show()
+    qtbot.waitExposed(view)
+    paints = []
+
+    class Count(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Type.Paint:
+                paints.append(1)
+            return False
+
+    from PySide6.QtWidgets import QApplication
+
+    counter = Count()
+    view.viewport().installEventFilter(counter)
+    QApplication.processEvents()  # the first paint, whatever is pending
+    paints.clear()
+    model.apply([ev.GoalChanged(seq=4, ts=0, goal_id="g3", status="done")])
+    QApplication.processEvents()
+    assert paints == []  # nothing on screen changed
+    model.apply([ev.GoalChanged(seq=5, ts=0, goal_id="g2", status="running")])
+    qtbot.waitUntil(lambda: bool(paints), timeout=2000)

@@ -4,7 +4,8 @@ A live run changes hundreds of rows in place per tick, under dozens of parents. 
 answers each dataChanged by working out the on-screen rectangle of every cell in the range
 (a model index() and parent() call per cell, from Python), mostly for rows that are folded
 away or scrolled out of sight. With uniform row heights and no editing, one viewport update
-per tick repaints the same pixels for a fraction of the cost. When an accessibility client
+per tick repaints the same pixels for a fraction of the cost, and none when every change is
+under folded goals. When an accessibility client
 is listening, Qt's own handling runs too, so screen readers still hear of each change.
 """
 
@@ -23,4 +24,7 @@ class GoalTreeView(QTreeView):
         if QAccessible.isActive():
             super().dataChanged(top_left, bottom_right, roles)
             return
+        parent = top_left.parent()
+        if parent.isValid() and not self.isExpanded(parent):
+            return  # folded away: nothing on screen changed (unfolding paints them fresh)
         self.viewport().update()
