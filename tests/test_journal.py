@@ -98,14 +98,15 @@ async def test_events_are_committed_before_subscribers_see_them(journal):
 
 async def test_projections_match_the_replayed_run(journal):
     run = await finished_run(journal, width=3)
-    rows = journal.goal_rows(run.run_id, None)
+    rows = journal.children(run.run_id, None)
     assert [r[0] for r in rows] == ["g1"]
-    children = journal.goal_rows(run.run_id, "g1")
+    children = journal.children(run.run_id, "g1")
     assert [r[0] for r in children] == ["g2", "g3", "g4"]
-    for goal_id, _parent, depth, text, status, tokens, attempts, result_chars in children:
+    for goal_id, depth, text, status, tokens, attempts, result_chars, child_count in rows + children:
         goal = run.record.goals[goal_id]
-        assert (depth, text, status, tokens, attempts, result_chars) == (
-            goal.depth, goal.text, goal.status.value, goal.tokens, goal.attempts, len(goal.result))
+        assert (depth, text, status, tokens, attempts, result_chars, child_count) == (
+            goal.depth, goal.text, goal.status.value, goal.tokens, goal.attempts, len(goal.result),
+            len(goal.children))
     listed = journal.runs()[0]
     assert listed["state"] == "complete" and listed["goals"] == 4
     assert listed["tokens"] == run.record.metrics.tokens

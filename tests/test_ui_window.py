@@ -278,3 +278,29 @@ def test_sorting_orders_siblings_and_keeps_the_tree_shape(window, qloop, journal
     check_sorted(after)
     window.tree.header().sectionClicked.emit(tokens_column)  # third click: creation order again
     assert window.tree.model() is window.tree_model and shape(window.tree_model) == before
+
+
+def test_opening_the_run_this_window_drives_follows_it_live(window, qloop, journal):
+    from goalgui.engine import ModelReply
+
+    release = asyncio.Event()
+
+    class Slow:
+        name = "slow"
+
+        async def complete(self, request):
+            await release.wait()
+            return ModelReply("YES")
+
+    run = Run.create("Write a report", Slow(), sink=journal)
+    window.run_goal(run)
+    other = Run.create("Something else", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(other.drive())
+    window.show_journaled(other.run_id)
+    assert window.run is None and not window.controls.pause_button.isEnabled()
+    window.show_journaled(run.run_id)  # from the Runs view: the live run, with its controls
+    assert window.run is run and window.controls.pause_button.isEnabled()
+    window.show_journaled(other.run_id)  # look elsewhere while it runs, then close the window
+    window.close()
+    assert run.state is RunState.PAUSED and run.record.stop_reason == "paused: the window was closed"
+    release.set()

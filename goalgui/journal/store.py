@@ -638,16 +638,3 @@ class Journal:
                 seq += 1
                 record.apply(event_type(seq=seq, ts=ts, **fields))
         return record
-
-    def goal_rows(self, run_id: str, parent_id: str | None) -> list[tuple]:
-        """The projection's children of one goal (None: the root), in creation order."""
-        with self._lock:
-            if parent_id is None:
-                cur = self._db.execute(
-                    "SELECT goal_id, parent_id, depth, text, status, tokens, attempts, result_chars FROM goals"
-                    " WHERE run_id=? AND parent_id IS NULL ORDER BY ord", (run_id,))
-            else:
-                cur = self._db.execute(
-                    "SELECT goal_id, parent_id, depth, text, status, tokens, attempts, result_chars FROM goals"
-                    " WHERE run_id=? AND parent_id=? ORDER BY ord", (run_id, parent_id))
-            return cur.fetchall()

@@ -91,6 +91,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self._tray_waiting = False
         self.run: Run | None = None  # the live run followed
+        self._driven: dict[str, Run] = {}  # runs this window started or resumed
         self.record: RunRecord | None = None  # the record shown (the live run's, or a moment's)
         self.summary: dict | None = None  # a journaled run shown from its projection (Journal.summary)
         self.shown_run_id: str | None = None
@@ -257,6 +258,8 @@ class MainWindow(QMainWindow):
         """Watch `run` live: what it holds already, then each committed batch."""
         self.bridge.detach()
         self._moment_generation += 1
+        self._forget_finished()
+        self._driven[run.run_id] = run  # opening it from the Runs view comes back here
         self.run = run
         self.record = run.record
         self.summary = None
@@ -277,7 +280,13 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     def show_journaled(self, run_id: str) -> None:
-        """Open a journaled run read-only (its tree read lazily); a paused or blocked one can be resumed."""
+        """Open a journaled run read-only (its tree read lazily); a paused or blocked one can be resumed.
+        A run this window drives is followed live instead, with its controls."""
+        driven = self._driven.get(run_id)
+        if driven is not None and driven.state is not RunState.COMPLETE and driven.state is not RunState.CANCELLED:
+            self.follow(driven)
+            return
+        self._forget_finished()
         self.bridge.detach()
         self._moment_generation += 1
         self.run = None
@@ -313,6 +322,12 @@ class MainWindow(QMainWindow):
         self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
                                  health_text(run_health, self.summary["totals"].get("purpose", {})))
         self.moment_shown.emit(self.shown_seq)
+
+    def _forget_finished(self) -> None:
+        """Runs that can no longer change are read from the journal like any other: let them go."""
+        for run_id, run in list(self._driven.items()):
+            if run.state in (RunState.COMPLETE, RunState.CANCELLED):
+                del self._driven[run_id]
 
     @property
     def shown_state(self) -> RunState | None:
@@ -718,8 +733,9 @@ class MainWindow(QMainWindow):
         s.setValue("main_split", self.main_split.saveState())
         s.setValue("right_split", self.right_split.saveState())
         s.sync()
-        if self.run is not None and self.run.state is RunState.ACTIVE:
-            self.run.pause("paused: the window was closed")
+        for run in list(self._driven.values()):  # the one shown and any left running behind another
+            if run.state is RunState.ACTIVE:
+                run.pause("paused: the window was closed")
         super().closeEvent(event)
 
 
