@@ -304,3 +304,24 @@ def test_opening_the_run_this_window_drives_follows_it_live(window, qloop, journ
     window.close()
     assert run.state is RunState.PAUSED and run.record.stop_reason == "paused: the window was closed"
     release.set()
+
+
+def test_the_runs_view_sorts_numbers_as_numbers_and_searches(qtbot):
+    from PySide6.QtCore import Qt
+
+    from goalgui.ui.panes import RunsView
+
+    view = RunsView()
+    qtbot.addWidget(view)
+
+    def run(run_id, objective, tokens):
+        return {"run_id": run_id, "objective": objective, "strategy": "goal-stack", "state": "complete",
+                "stop_reason": None, "tokens": tokens, "goals": 3, "started_at": 1_800_000_000.0,
+                "updated_at": 1_800_000_090.0}
+
+    view.show_runs([run("a1", "Plan a party", 9_000), run("b2", "Compare CRMs", 10_000), run("c3", "Write notes", 950)])
+    view.table.sortItems(5, Qt.SortOrder.AscendingOrder)
+    assert [view.table.item(r, 0).text() for r in range(3)] == ["c3", "a1", "b2"]
+    assert view.table.item(2, 5).text() == "10,000" and view.table.item(0, 8).text() == "90 s"
+    view.search.setText("crm")
+    assert [view.table.isRowHidden(r) for r in range(3)] == [True, True, False]

@@ -34,6 +34,7 @@ class NewGoalDialog(QDialog):
     def __init__(self, models: list[str], default_model: str, default_mode: str, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("New goal")
+        self.setMinimumWidth(620)
         form = QFormLayout(self)
         self.intent = QLineEdit()
         self.intent.setPlaceholderText("One line: what do you want done?")

@@ -66,6 +66,14 @@ class GoalDetail(QTextBrowser):
         self.setHtml("".join(rows))
 
 
+class _NumberItem(QTableWidgetItem):
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        mine, theirs = self.data(Qt.ItemDataRole.UserRole), other.data(Qt.ItemDataRole.UserRole)
+        if mine is None or theirs is None:
+            return super().__lt__(other)
+        return mine < theirs
+
+
 class RunsView(QWidget):
     """Journaled runs with search; opening one shows it read-only."""
 
@@ -82,7 +90,10 @@ class RunsView(QWidget):
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
         self.table.setSortingEnabled(True)
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
@@ -102,10 +113,14 @@ class RunsView(QWidget):
             duration = max(0.0, (r["updated_at"] or 0) - (r["started_at"] or 0))
             values = (r["run_id"], r["objective"], r["strategy"], r["state"], r["stop_reason"] or "",
                       r["tokens"], r["goals"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started_at"])),
-                      f"{duration:.0f} s")
+                      duration)
             for column, value in enumerate(values):
-                item = QTableWidgetItem()
-                item.setData(Qt.ItemDataRole.DisplayRole, value)
+                if isinstance(value, (int, float)):  # shown with separators, sorted as a number
+                    item = _NumberItem(f"{value:,.0f}" + (" s" if column == 8 else ""))
+                    item.setData(Qt.ItemDataRole.UserRole, value)
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                else:
+                    item = QTableWidgetItem(value)
                 self.table.setItem(row, column, item)
         self.table.setSortingEnabled(True)
         self._on_search_text_changed(self.search.text())
