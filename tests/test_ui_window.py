@@ -325,3 +325,16 @@ def test_the_runs_view_sorts_numbers_as_numbers_and_searches(qtbot):
     assert view.table.item(2, 5).text() == "10,000" and view.table.item(0, 8).text() == "90 s"
     view.search.setText("crm")
     assert [view.table.isRowHidden(r) for r in range(3)] == [True, True, False]
+
+
+def test_a_moment_too_far_to_replay_is_refused_in_one_line(window, qloop, journal, monkeypatch):
+    from goalgui.ui import main_window
+
+    monkeypatch.setattr(main_window, "REPLAY_LIMIT", 10)
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(run.drive())
+    window.show_journaled(run.run_id)
+    last = window.shown_seq
+    window._on_inspect_moment_chosen(20)
+    assert "replaying more than 10 events is not supported" in window.statusBar().currentMessage()
+    assert window.shown_seq == last and window.inspect.slider.value() == last and window.record is None

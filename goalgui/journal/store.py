@@ -27,6 +27,7 @@ SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 LEASE_SECONDS = 30.0
 CHECKPOINT_SECONDS = 0.5  # how often the WAL is copied back into the database
+READ_PAGE = 5000  # events read from SQLite at a time
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -186,7 +187,7 @@ class Journal:
             for run_id in run_ids:
                 record, series = RunRecord(), []
                 chunk: list[ev.Event] = []
-                for event in self._read_events(run_id):
+                for event in self._select_events("run_id=?", [run_id], None):
                     record.apply(event)
                     chunk.append(event)
                     if event.ts - chunk[0].ts >= 0.02:
@@ -486,21 +487,22 @@ class Journal:
 
     def events(self, run_id: str, *, after: int = 0, upto: int | None = None) -> Iterator[ev.Event]:
         """The run's events in order (a range of them with `after`/`upto`)."""
-        return self._select_events("run_id=? AND seq>?", [run_id, after], upto)
+        return self._select_events("run_id=?", [run_id], upto, after=after)
 
-    def _select_events(self, where: str, args: list, upto: int | None) -> Iterator[ev.Event]:
-        sql = "SELECT seq, ts, type, data FROM events WHERE " + where
+    def _select_events(self, where: str, args: list, upto: int | None, after: int = 0) -> Iterator[ev.Event]:
+        """Events in order, read a page at a time (keyed on seq): a replay of millions of events holds
+        one page of rows, not all of them, and the lock only while a page is read."""
+        sql = "SELECT seq, ts, type, data FROM events WHERE " + where + " AND seq>?"
         if upto is not None:
             sql += " AND seq<=?"
-            args.append(upto)
-        with self._lock:
-            rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
-        return self._decode(rows)
-
-    def _read_events(self, run_id: str) -> Iterator[ev.Event]:
-        rows = self._db.execute("SELECT seq, ts, type, data FROM events WHERE run_id=? ORDER BY seq",
-                                (run_id,)).fetchall()
-        return self._decode(rows)
+        sql += f" ORDER BY seq LIMIT {READ_PAGE}"  # one lower bound on seq, so each page starts at its key
+        while True:
+            with self._lock:
+                rows = self._db.execute(sql, [*args, after] + ([upto] if upto is not None else [])).fetchall()
+            yield from self._decode(rows)
+            if len(rows) < READ_PAGE:
+                return
+            after = rows[-1][0]
 
     def _decode(self, rows) -> Iterator[ev.Event]:
         for seq, ts, type_name, data in rows:

@@ -48,6 +48,7 @@ from .tree_model import GOAL_ID_ROLE, SORT_ROLE, STATUS_MARK, STATUS_ROLE, GoalT
 
 log = logging.getLogger(__name__)
 FIND_LIMIT = 1_000  # matches brought in from the journal for a search in a closed run
+REPLAY_LIMIT = 1_000_000  # events the timeline replays for a moment: ~9 s, ~0.35 GB here (open_bench)
 
 
 class GoalFilter(QSortFilterProxyModel):
@@ -350,7 +351,16 @@ class MainWindow(QMainWindow):
         if n >= (self.summary or {}).get("last_seq", n + 1):
             self.show_journaled(run_id)  # the whole run again; moment_shown follows with its extras
             return
-        self.statusBar().showMessage(f"replaying to event {n}…")
+        if n > REPLAY_LIMIT:
+            # a moment is rebuilt by replaying the run up to it: past this many events that takes
+            # minutes and gigabytes, so it is refused rather than left to grind
+            self.statusBar().showMessage(f"cannot show event {n:,}: replaying more than {REPLAY_LIMIT:,} events "
+                                         "is not supported; the whole run is shown", 10000)
+            self.inspect.slider.blockSignals(True)
+            self.inspect.slider.setValue(self.shown_seq)
+            self.inspect.slider.blockSignals(False)
+            return
+        self.statusBar().showMessage(f"replaying to event {n:,}…")
         self.moment_task = asyncio.ensure_future(self._show_moment(run_id, n, generation))
 
     async def _show_moment(self, run_id: str, n: int, generation: int) -> None:
