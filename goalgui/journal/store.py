@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -170,6 +171,8 @@ class Journal:
     def _migrate_from_1(self) -> None:
         """Schema 1 to 2: events learn their goal, goals their note and number of children, and every
         run gets the series its plots read (rebuilt by replaying it, once)."""
+        print(f"goalgui: upgrading the journal {self.path} to schema {SCHEMA_VERSION} (once; a big journal takes "
+              "a while)", file=sys.stderr)
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
