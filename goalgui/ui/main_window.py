@@ -47,6 +47,8 @@ from .tree_view import GoalTreeView
 from .tree_model import GOAL_ID_ROLE, SORT_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
 
 log = logging.getLogger(__name__)
+STATUS_MS = 200  # the status line's figures refresh this often; state changes show at once
+_STEERING_EVENTS = (ev.ConfirmationAsked, ev.ConfirmationAnswered, ev.PermissionModeChanged, ev.LimitsChanged)
 FIND_LIMIT = 1_000  # matches brought in from the journal for a search in a closed run
 REPLAY_LIMIT = 1_000_000  # events the timeline replays for a moment: ~9 s, ~0.35 GB here (open_bench)
 
@@ -225,7 +227,7 @@ class MainWindow(QMainWindow):
         self.bridge = EventBridge(self)
         self.gc_pacer = GcPacer(self)
         self.tick = QTimer(self)
-        self.tick.setInterval(1000)
+        self.tick.setInterval(STATUS_MS)
 
     def _connect_signals(self) -> None:
         self.bridge.events_committed.connect(self._on_bridge_events_committed)
@@ -246,7 +248,7 @@ class MainWindow(QMainWindow):
         self.follow_box.toggled.connect(self._on_follow_box_toggled)
         self.tree.expanded.connect(self._on_tree_expanded_by_hand)
         self.tree.header().sectionClicked.connect(self._on_tree_header_clicked)
-        self.tick.timeout.connect(self._update_status)
+        self.tick.timeout.connect(self._on_tick_timeout)
         self.tick.start()
 
     # -- following and opening runs ------------------------------------------------
@@ -386,9 +388,14 @@ class MainWindow(QMainWindow):
         if not fresh or self.run is None:
             return
         self.shown_seq = fresh[-1].seq
+        steering = False  # did anything change what the controls and status line say beyond the figures?
         for e in fresh:
-            if type(e) is ev.RunStateChanged:
+            t = type(e)
+            if t is ev.RunStateChanged:
                 self._live_state = RunState(e.state)
+                steering = True
+            elif t in _STEERING_EVENTS:
+                steering = True
         self.tree_model.apply(fresh)
         self.budgets.add(self.run.record.snapshot(), plot_marks(fresh))
         running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
@@ -397,7 +404,15 @@ class MainWindow(QMainWindow):
         if self.follow_box.isChecked() and self.isVisible():
             if running is not None and running != self._followed:
                 self._follow_goal(running)
-        self.controls.refresh()
+        if steering:  # the figures (tokens, goals, time) follow on the status timer
+            self.controls.refresh()
+            self._update_status()
+
+    def _on_tick_timeout(self) -> None:
+        """The figures of a live run (tokens, goals, elapsed) and what the controls allow, five times a second:
+        per batch (30 Hz) it repainted half the window for numbers no one reads that fast."""
+        if self.run is not None:
+            self.controls.refresh()
         self._update_status()
 
     def _follow_goal(self, goal_id: str) -> None:
