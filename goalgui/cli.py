@@ -155,12 +155,6 @@ def _journal(args):
     return Journal(paths.journal_path(getattr(args, "journal", None)))
 
 
-def _embedder(model):
-    """The provider's embeddings for the findings memory, where its profile names a model."""
-    make = getattr(model, "embedder", None)
-    return make() if callable(make) else None
-
-
 def _confirmer(args):
     if args.yes:
         return approve_all
@@ -172,7 +166,7 @@ def _confirmer(args):
 
 
 def cmd_run(args) -> int:
-    from .providers import load_model
+    from .providers import embedder_for, load_model
 
     validate_objective(args.objective)
     check_strategy(args.strategy)
@@ -192,7 +186,7 @@ def cmd_run(args) -> int:
     with _journal(args) as journal:
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
                          permission_mode=args.permission_mode or "auto-edit", sink=journal,
-                         confirmer=_confirmer(args), embedder=_embedder(model))
+                         confirmer=_confirmer(args), embedder=embedder_for(model))
         return _drive(run, journal, args)
 
 
@@ -208,7 +202,7 @@ def _run_in_window(args, limits, settings) -> int:
 
 
 def cmd_resume(args) -> int:
-    from .providers import load_model
+    from .providers import embedder_for, load_model
 
     with _journal(args) as journal:
         run_id = journal.resolve(args.run)
@@ -217,7 +211,7 @@ def cmd_resume(args) -> int:
             raise InputError(f"run {run_id} is {record.state.value}: there is nothing to resume")
         journal.claim(run_id)
         model, spec = load_model(args.model or record.model)
-        run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args), embedder=_embedder(model))
+        run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args), embedder=embedder_for(model))
         run.set_limits(max_goals=args.max_goals, tokens=args.token_budget, turns=args.turn_budget,
                        seconds=args.time_budget)
         if args.permission_mode:

@@ -42,6 +42,22 @@ def report_rows(report, parent=None):
     return [(g["id"], g["status"], report_rows(report, g["id"])) for g in report["goals"] if g["parent_id"] == parent]
 
 
+def chat_until_a_proposal(window, qloop, journal, proposal, text):
+    """Send `text` through the command bar to a chat model that answers with `proposal` (a CreateGoal
+    call); return once its confirmation dialog is open."""
+    from goalgui.engine.session import GoalSession
+
+    from .test_session import ChatModel
+
+    model = ChatModel(proposal, "Started it.")
+    model.name = "chat"
+    window.session = GoalSession(model, sink=journal, confirmer=window.confirmer, permission_mode="auto-edit",
+                                 on_run=window._on_session_run)
+    window.command.setText(text)
+    window.command.returnPressed.emit()
+    until(qloop, lambda: window.confirmer.open_dialogs)
+
+
 def test_a_live_run_fills_the_tree_plots_and_status_line(window, qloop, qtmodeltester):
     qtmodeltester.check(window.tree_model)
     run = window.start_goal({"objective": "Produce a market analysis of UK meal-kit services", "criteria": "",
@@ -126,18 +142,10 @@ def test_the_timeline_rebuilds_the_run_at_an_earlier_event_and_exports(window, q
 
 
 def test_a_chat_turn_proposes_a_goal_that_the_dialog_confirms_with_edits(window, qloop, journal):
-    from goalgui.engine import ModelReply, Usage
-    from goalgui.engine.session import GoalSession
+    from .test_session import create
 
-    from .test_session import ChatModel, create
-
-    model = ChatModel(create("Draft the release notes", criteria="every PR"), "Started it.")
-    model.name = "chat"
-    window.session = GoalSession(model, sink=journal, confirmer=window.confirmer, permission_mode="auto-edit",
-                                 on_run=window._on_session_run)
-    window.command.setText("please draft the release notes on your own")
-    window.command.returnPressed.emit()
-    until(qloop, lambda: window.confirmer.open_dialogs)
+    chat_until_a_proposal(window, qloop, journal, create("Draft the release notes", criteria="every PR"),
+                          "please draft the release notes on your own")
     dialog = window.confirmer.open_dialogs[0]
     assert dialog.request.kind == "create_goal" and dialog.objective.toPlainText() == "Draft the release notes"
     dialog.objective.setPlainText("Draft the release notes for 2.0")
@@ -206,9 +214,7 @@ def test_scrolling_the_tree_by_hand_stops_following_until_follow_is_ticked(windo
 def test_a_waiting_confirmation_reaches_the_tray_title_and_status_line(window, qloop, journal, monkeypatch):
     from PySide6.QtWidgets import QSystemTrayIcon
 
-    from goalgui.engine.session import GoalSession
-
-    from .test_session import ChatModel, create
+    from .test_session import create
 
     class DesktopTray:  # stands in for the desktop's tray, which the offscreen platform has not
         def __init__(self):
@@ -228,13 +234,7 @@ def test_a_waiting_confirmation_reaches_the_tray_title_and_status_line(window, q
 
     monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
     tray = window.tray = window.confirmer.tray = DesktopTray()
-    model = ChatModel(create("Draft the release notes"), "Started it.")
-    model.name = "chat"
-    window.session = GoalSession(model, sink=journal, confirmer=window.confirmer, permission_mode="auto-edit",
-                                 on_run=window._on_session_run)
-    window.command.setText("please draft the release notes")
-    window.command.returnPressed.emit()
-    until(qloop, lambda: window.confirmer.open_dialogs)
+    chat_until_a_proposal(window, qloop, journal, create("Draft the release notes"), "please draft the release notes")
     assert tray.messages and "waiting" in tray.messages[0][0] and "start a goal" in tray.messages[0][1]
     window._update_status()
     assert "WAITING FOR YOUR CONFIRMATION" in tray.tips[-1] and window.windowTitle().startswith("⏳")

@@ -256,7 +256,7 @@ class Journal:
         """The rows one batch writes (pure Python: encoding and projections), ready for `store`."""
         rows = []
         new: dict[str, list] = {}  # goals added in this batch: inserted once with their final fields
-        changed: dict[str, list] = {}  # goals added earlier: [status, attempts, result_chars, tokens, note, children]
+        changed: dict[str, list] = {}  # goals added earlier: [status, tokens, attempts, result_chars, note, children]
         run_fields: dict = {}
         tokens = goals = 0
         started = None
@@ -313,32 +313,26 @@ class Journal:
     @staticmethod
     def _project(new: dict, changed: dict, goal_id: str, *, status=None, attempts=None,
                  result_chars=None, tokens=0, note=None, children=0) -> None:
+        """Fold one change into the goal's pending row: its insert if it was added in this batch,
+        else its update. Both end in [status, tokens, attempts, result_chars, note, children]."""
         row = new.get(goal_id)
         if row is not None:  # [ord, parent, depth, text, status, tokens, attempts, result_chars, note, children]
-            if status is not None:
-                row[4] = status
-            row[5] += tokens
-            if attempts is not None:
-                row[6] = attempts
-            if result_chars is not None:
-                row[7] = result_chars
-            if note is not None:
-                row[8] = note
-            row[9] += children
-            return
-        change = changed.get(goal_id)
-        if change is None:
-            change = changed[goal_id] = [None, None, None, 0, None, 0]
+            at = 4
+        else:
+            row = changed.get(goal_id)
+            if row is None:
+                row = changed[goal_id] = [None, 0, None, None, None, 0]
+            at = 0
         if status is not None:
-            change[0] = status
+            row[at] = status
+        row[at + 1] += tokens
         if attempts is not None:
-            change[1] = attempts
+            row[at + 2] = attempts
         if result_chars is not None:
-            change[2] = result_chars
-        change[3] += tokens
+            row[at + 3] = result_chars
         if note is not None:
-            change[4] = note
-        change[5] += children
+            row[at + 4] = note
+        row[at + 5] += children
 
     def store(self, batch: _Batch) -> None:
         """Commit a prepared batch: events, projections and the run's row in one transaction."""
@@ -365,8 +359,8 @@ class Journal:
                         " result_chars, note, children) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", batch.goal_inserts)
                 if batch.goal_updates:
                     db.executemany(
-                        "UPDATE goals SET status=coalesce(?, status), attempts=coalesce(?, attempts),"
-                        " result_chars=coalesce(?, result_chars), tokens=tokens+?, note=coalesce(?, note),"
+                        "UPDATE goals SET status=coalesce(?, status), tokens=tokens+?, attempts=coalesce(?, attempts),"
+                        " result_chars=coalesce(?, result_chars), note=coalesce(?, note),"
                         " children=children+? WHERE run_id=? AND goal_id=?",
                         batch.goal_updates)
                 if batch.series is not None:
@@ -583,9 +577,10 @@ class Journal:
 
     def summary(self, run_id: str) -> dict:
         """The run's row as `runs()` lists it, with its latest totals (`RunRecord.snapshot()` fields)."""
-        listed = next((r for r in self.runs(run_id) if r["run_id"] == run_id), None)
-        if listed is None:
+        found = self.runs(run_id)
+        if not found:
             raise JournalError(f"no run {run_id}")
+        listed = found[0]
         with self._lock:
             row = self._db.execute("SELECT data FROM series WHERE run_id=? ORDER BY seq DESC LIMIT 1",
                                    (run_id,)).fetchone()

@@ -23,6 +23,13 @@ def http_model(profile, key=None):
     return cls(profile, key)
 
 
+def embedder_for(model):
+    """The provider's embeddings for the findings memory, where its profile names a model; else None
+    (the engine's own hashing embedder)."""
+    make = getattr(model, "embedder", None)
+    return make() if callable(make) else None
+
+
 async def probe(profile, key=None) -> tuple[str, str, float]:
     """One tiny call through a profile: (what it answered, the model that answered, seconds).
     Raises ProviderError (or InputError for a missing key) with a one-line message."""

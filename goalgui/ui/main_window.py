@@ -611,14 +611,12 @@ class MainWindow(QMainWindow):
     def create_run(self, goal: dict) -> Run:
         """A run for a goal (the New Goal dialog's fields); a bad field raises InputError in one line.
         A local model loads its weights on its own thread at the first call, not here."""
-        from ..providers import load_model
+        from ..providers import embedder_for, load_model
 
         model, spec = load_model(goal["model"])
-        make_embedder = getattr(model, "embedder", None)  # a provider's embeddings for the findings memory
         return Run.create(goal["objective"], model, model_spec=spec, strategy=goal["strategy"],
                           limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
-                          sink=self.journal, confirmer=self.confirmer,
-                          embedder=make_embedder() if callable(make_embedder) else None)
+                          sink=self.journal, confirmer=self.confirmer, embedder=embedder_for(model))
 
     def start_goal(self, goal: dict) -> Run | None:
         try:
@@ -707,13 +705,13 @@ class MainWindow(QMainWindow):
             self.interrupted_bar.show()
 
     def resume_journaled(self, run_id: str) -> Run | None:
-        from ..providers import load_model
+        from ..providers import embedder_for, load_model
 
         try:
             record = self.journal.load(run_id)
             self.journal.claim(run_id)
             model, _ = load_model(record.model)
-            run = Run.restore(record, model, sink=self.journal, confirmer=self.confirmer)
+            run = Run.restore(record, model, sink=self.journal, confirmer=self.confirmer, embedder=embedder_for(model))
             run.resume()
         except (InputError, JournalError) as exc:
             self.statusBar().showMessage(str(exc), 10000)
