@@ -61,6 +61,8 @@ def _budget_flags(p: argparse.ArgumentParser, with_depth: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="goalgui", description="Watch and steer LLM goal agents.")
+    # the window's journal; every sub-command that reads a journal takes --journal as well
+    parser.add_argument("--journal", dest="top_journal", help="journal file (default: in the user data dir)")
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="start a run and drive it here")
     run.add_argument("objective")
@@ -86,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--events", action="store_true", help="include the event log (json)")
     export.add_argument("-o", "--output")
     export.add_argument("--journal")
-    sub.add_parser("open", help="open a run in the window").add_argument("run")
+    open_ = sub.add_parser("open", help="open a run in the window")
+    open_.add_argument("run")
+    open_.add_argument("--journal")
     profiles = sub.add_parser("profiles", help="manage provider profiles").add_subparsers(dest="action")
     add = profiles.add_parser("add", help="add or replace a profile; its key goes to the keyring")
     add.add_argument("name")
@@ -114,20 +118,45 @@ def _setup_logging() -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    _record_native_crashes()
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
 
 
+_fault_file = None
+
+
+def _record_native_crashes() -> None:
+    """A crash in native code (llama.cpp, Qt) leaves its Python stacks in faults.log in the log dir,
+    not only a bare 'Segmentation fault' on a terminal that may not exist."""
+    global _fault_file
+    import faulthandler
+
+    if _fault_file is not None:
+        return
+    try:
+        path = paths.log_dir() / "faults.log"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        _fault_file = os.fdopen(fd, "a", encoding="utf-8")
+        _fault_file.write(f"--- goalgui pid {os.getpid()} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        _fault_file.flush()
+        faulthandler.enable(file=_fault_file, all_threads=True)
+    except OSError:
+        faulthandler.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # `goalgui --journal F runs` and `goalgui runs --journal F` alike; the sub-command's own flag wins
+    args.journal = getattr(args, "journal", None) or args.top_journal
     if args.command in (None, "open"):
         _setup_logging()
         from .ui.app import main as window
 
         try:
-            return window(open_run=getattr(args, "run", None))
+            return window(open_run=getattr(args, "run", None), journal_path=args.journal)
         except (InputError,) as exc:
             print(f"goalgui: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT

@@ -34,12 +34,49 @@ fi
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-  echo "setup: building llama.cpp for the embedded model (about 5 minutes on 2 cores, once)"
+
+# llama.cpp is built portable: llama.cpp's default GGML_NATIVE=ON compiles for this CPU, and on a
+# CPU that advertises AMX inside a VM that does not grant AMX state, the first decode dies with
+# SIGSEGV (ggml_backend_amx_mul_mat). AVX2/FMA/F16C is what every x86-64 machine this project
+# meets has; AVX-512 and AMX are never compiled in. Where the CPU lacks AVX2 only plain x86-64 is.
+# pip's own wheel cache ignores CMAKE_ARGS (a wheel built natively earlier would be reused), so
+# the wheel is built with --no-cache-dir into a cache of ours keyed by version and flags.
+LLAMA_VERSION=0.3.36
+if [ -z "${LLAMA_CMAKE_ARGS:-}" ]; then
+  LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF"
+  if [ "$(uname -m)" = x86_64 ]; then
+    if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo; then
+      LLAMA_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+    else
+      LLAMA_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF"
+    fi
+    LLAMA_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  fi
+fi
+key=$(printf '%s %s %s' "$LLAMA_VERSION" "$LLAMA_CMAKE_ARGS" "$(.venv/bin/python -c 'import sys; print(sys.version_info[:2])')" \
+  | sha256sum | cut -c1-16)
+WHEELS=${GOALGUI_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/goalgui/wheels}/llama-$key
+mkdir -p .venv/goalgui
+if [ "$(cat .venv/goalgui/llama-build 2>/dev/null)" != "$key" ]; then
+  if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "setup: building llama.cpp $LLAMA_VERSION for the embedded model, portable (about 5-15 minutes on 2 cores, once)"
+    mkdir -p "$WHEELS.part"
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
+      .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir -w "$WHEELS.part" "llama-cpp-python==$LLAMA_VERSION"
+    rm -rf "$WHEELS" && mv "$WHEELS.part" "$WHEELS"
+  fi
+  .venv/bin/python -m pip install -q --force-reinstall --no-deps "$WHEELS"/llama_cpp_python-*.whl
+  echo "$key" > .venv/goalgui/llama-build
+  printf '%s\n' "$LLAMA_CMAKE_ARGS" > .venv/goalgui/llama-cmake-args
 fi
 if [ "$TEST" = 1 ]; then
   .venv/bin/python -m pip install -q -e '.[local,test]'
 else
   .venv/bin/python -m pip install -q -e '.[local]'
+fi
+# prove the embedded model generates before anyone depends on it (a few tokens, seconds)
+if ! .venv/bin/python -m goalgui.providers.local_check; then
+  echo "setup: the embedded model does not run on this machine; rebuild it with: rm -rf '$WHEELS' .venv/goalgui && sh scripts/setup.sh (or use --model openai:PROFILE)" >&2
+  exit 1
 fi
 echo "setup: ready (.venv/bin/goalgui)"

@@ -218,3 +218,40 @@ def test_a_terminal_gets_the_terminal_confirmer(monkeypatch):
     assert cli._confirmer(argparse.Namespace(yes=False)) is refuse_unattended
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     assert isinstance(cli._confirmer(argparse.Namespace(yes=False)), TerminalConfirmer)
+
+
+def test_every_command_that_reads_a_journal_takes_journal(cli):
+    journal = cli.tmp / "elsewhere.sqlite3"
+    out = cli("run", "Explain the journal flag", "--model", cli.fast, "--journal", str(journal))
+    assert out.returncode == 0, out.stderr
+    listed = cli("--journal", str(journal), "runs", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert row["objective"] == "Explain the journal flag"
+    assert json.loads(cli("runs", "--json").stdout) == []  # the default journal never saw it
+    # `open` reads the named journal: an unknown run there is refused in one line, before any window
+    refused = cli("open", "nosuchrun", "--journal", str(journal))
+    assert refused.returncode == 2 and "unrecognized" not in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    shown = cli("--journal", str(journal), "open", row["run_id"][:6], "--help")
+    assert shown.returncode == 0 and "--journal" in shown.stdout
+
+
+def test_a_native_crash_leaves_its_stacks_in_the_log_and_the_run_comes_back_paused(cli):
+    plugin = cli.tmp / "crashing.py"
+    plugin.write_text(
+        "import ctypes\n"
+        "from goalgui.engine import ModelReply, Usage\n"
+        "class Crash:\n"
+        "    async def complete(self, request):\n"
+        "        if request.purpose == 'execute':\n"
+        "            ctypes.string_at(0)  # a native library reading address 0: SIGSEGV\n"
+        "        return ModelReply('YES', usage=Usage(3, 1))\n"
+    )
+    out = cli("run", "Answer the question", "--model", "python:crashing.py:Crash", "--max-depth", "0")
+    assert out.returncode == -signal.SIGSEGV, (out.returncode, out.stderr)
+    faults = (cli.home / "logs" / "faults.log").read_text()
+    assert "Segmentation fault" in faults and "crashing.py" in faults
+    assert (cli.home / "logs" / "faults.log").stat().st_mode & 0o077 == 0
+    [row] = json.loads(cli("runs", "--json").stdout)
+    assert row["state"] == "paused" and row["stop_reason"].startswith("interrupted"), row

@@ -65,3 +65,22 @@ async def test_pause_interrupts_a_long_generation(journal):
     assert 0 < reply.usage.output_tokens <= 4
     assert stopped_after < 5
     model.close()
+
+
+def test_the_build_is_portable_and_the_setup_check_generates():
+    """llama.cpp is built without AVX-512 and AMX (a native build with AMX dies with SIGSEGV in a VM
+    that does not grant it), with AVX2 where the CPU has it; the setup's check proves generation."""
+    import platform
+    from pathlib import Path
+
+    from goalgui.providers import local_check
+
+    features = local_check.build_features()
+    assert features, "llama_print_system_info() named no CPU features"
+    assert not any(features.get(name) for name in local_check.FORBIDDEN_FEATURES), features
+    cpu = Path("/proc/cpuinfo").read_text().split()
+    if platform.machine() == "x86_64" and "avx2" in cpu:
+        assert features.get("AVX2"), features
+    ok, line = local_check.check()
+    assert ok, line
+    assert "tokens in" in line
