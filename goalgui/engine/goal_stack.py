@@ -11,7 +11,7 @@ reused only above the memory's high similarity threshold.
 from __future__ import annotations
 
 from . import prompts
-from .parsing import Unparseable, normalise, string_list, yes_no
+from .parsing import Unparseable, degenerate, normalise, string_list, yes_no
 from .record import Goal, GoalStatus
 
 MAX_SUBGOALS = 4
@@ -183,13 +183,18 @@ class GoalStack:
         # attempts count judged executions, so one cut short by a pause or a crash is not one
         run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
         attempts = goal.attempts + 1
-        reply = await run.call_model(
-            "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"], max_tokens=160
-        )
-        try:
-            ok, reason = yes_no(reply.text)
-        except Unparseable:
-            ok, reason = False, "verdict unparseable"
+        echo = degenerate(result)
+        if echo is not None:  # no model is asked to approve an echo of its own prompt
+            ok, reason = False, echo
+        else:
+            reply = await run.call_model(
+                "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"],
+                max_tokens=160,
+            )
+            try:
+                ok, reason = yes_no(reply.text)
+            except Unparseable:
+                ok, reason = False, "verdict unparseable"
         verdict = f"{'YES' if ok else 'NO'}: {reason}".rstrip(": ")
         if ok:
             run.set_goal(goal, status=GoalStatus.DONE, verdict=verdict, attempts=attempts)

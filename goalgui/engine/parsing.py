@@ -78,3 +78,31 @@ def string_list(text: str, key: str = "subgoals") -> list[str]:
 def normalise(text: str) -> str:
     """Lower case, words only: how restatements are recognised."""
     return " ".join(_TOKEN.findall(text.lower()))
+
+
+_MARKUP = re.compile(r"</?\s*data\b|<\|im_(?:start|end)\|>", re.IGNORECASE)
+
+
+def degenerate(text: str) -> str | None:
+    """Why `text` is no attempt at the goal, or None: it carries the prompt's own markup, or it
+    is one line (or one phrase) said over and over. Small models do both; a verifier that lets
+    them through is decoration (seed 000)."""
+    if _MARKUP.search(text):
+        return "the output repeats the prompt's markup"
+    lines = [normalise(line) for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if len(lines) >= 4:
+        top = max(lines.count(line) for line in set(lines))
+        if top * 2 > len(lines):
+            return "the output repeats one line"
+    words = normalise(text).split()
+    if len(words) >= 24:
+        # the same 4-word phrase covering over half the text: "Budget: 10,000 tokens, 10,000 tokens, ..."
+        grams = [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
+        counts: dict[str, int] = {}
+        for gram in grams:
+            counts[gram] = counts.get(gram, 0) + 1
+        top = max(counts.values())
+        if top >= 6 and top * 4 * 2 > len(words):
+            return "the output repeats one phrase"
+    return None

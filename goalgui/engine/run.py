@@ -33,6 +33,7 @@ from .lifecycle import (
     validate_permission_mode,
 )
 from .memory import Embedder, FindingsMemory
+from .parsing import degenerate
 from .model import (
     BadResponse,
     GoalView,
@@ -567,6 +568,9 @@ class Run:
                 max_tokens=600,
             )
             text = reply.text.strip()
+            echo = degenerate(text)
+            if echo is not None:  # a summary that echoes its prompt would read as the run's result
+                text = f"(no wrap-up: {echo})"
         except (ProviderError, StopRun, TimeoutError) as exc:
             text = f"(no wrap-up: {exc})"
         self.emit(ev.Summarized, text=text)
