@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 _WORD = re.compile(r"[A-Za-z]+")
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -89,20 +90,13 @@ def degenerate(text: str) -> str | None:
     them through is decoration (seed 000)."""
     if _MARKUP.search(text):
         return "the output repeats the prompt's markup"
-    lines = [normalise(line) for line in text.splitlines()]
-    lines = [line for line in lines if line]
-    if len(lines) >= 4:
-        top = max(lines.count(line) for line in set(lines))
-        if top * 2 > len(lines):
-            return "the output repeats one line"
+    lines = [line for line in map(normalise, text.splitlines()) if line]
+    if len(lines) >= 4 and Counter(lines).most_common(1)[0][1] * 2 > len(lines):
+        return "the output repeats one line"
     words = normalise(text).split()
     if len(words) >= 24:
         # the same 4-word phrase covering over half the text: "Budget: 10,000 tokens, 10,000 tokens, ..."
-        grams = [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
-        counts: dict[str, int] = {}
-        for gram in grams:
-            counts[gram] = counts.get(gram, 0) + 1
-        top = max(counts.values())
+        top = Counter(zip(words, words[1:], words[2:], words[3:])).most_common(1)[0][1]
         if top >= 6 and top * 4 * 2 > len(words):
             return "the output repeats one phrase"
     return None

@@ -35,25 +35,18 @@ def build_features() -> dict[str, bool]:
 
 
 def _child() -> int:
-    import faulthandler
+    import threading
 
-    faulthandler.enable()
     from ..engine.model import GoalView, ModelRequest
     from .local import LocalModel
 
     model = LocalModel(max_tokens=8)
     reply = model.generate(ModelRequest("execute", [{"role": "user", "content": "Say hello."}],
                                         GoalView("check", None, 0, "hello"), max_tokens=8),
-                           _never())
+                           threading.Event())
     model.close()
     print(reply.usage.output_tokens)
     return 0 if reply.usage.output_tokens > 0 else 1
-
-
-def _never():
-    import threading
-
-    return threading.Event()
 
 
 def check() -> tuple[bool, str]:
