@@ -14,7 +14,8 @@ def test_degenerate_recognises_echoes_and_repetition_but_not_ordinary_text():
     ordinary = ("1. Choose a theme: pirates.\n2. Invite eight children by Friday.\n3. Bake a chocolate cake.\n"
                 "4. Plan two games: treasure hunt and musical chairs.\n5. Buy balloons, plates and cups.")
     assert degenerate(ordinary) is None
-    assert degenerate("YES") is None and degenerate("") is None
+    assert degenerate("YES") is None
+    assert degenerate("") == degenerate("  \n ") == "the output is empty"
 
 
 async def test_an_echoed_result_fails_verification_and_is_retried_once(journal):

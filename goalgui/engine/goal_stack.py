@@ -10,14 +10,14 @@ reused only above the memory's high similarity threshold.
 
 from __future__ import annotations
 
-from . import prompts
-from .parsing import Unparseable, degenerate, normalise, string_list, yes_no
+from .parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
 from .record import Goal, GoalStatus
 
 MAX_SUBGOALS = 4
 MAX_ATTEMPTS = 2
 RESULT_CUT = 800
 MAX_SUBGOAL_CHARS = 500
+_LIST_MARKS = " \t-*•·.,:;)]}>\"'"
 EXECUTE_MAX_TOKENS = 800  # a result is cut to RESULT_CUT characters in later contexts anyway
 
 
@@ -78,6 +78,9 @@ class GoalStack:
             elif goal.depth >= rec.limits.max_depth:
                 actionable = True
                 notes.append(f"depth limit {rec.limits.max_depth}: executed")
+            elif (rule := self._small_model_rule(goal)) is not None:
+                actionable, note = rule
+                notes.append(note)
             else:
                 actionable = await self._judge(goal, notes)
             if actionable and rec.permission_mode == "plan":
@@ -99,13 +102,29 @@ class GoalStack:
         finally:
             self.current_goal_id = None
 
+    def _small_model_rule(self, goal: Goal) -> tuple[bool, str] | None:
+        """Where a small model's judgement is not asked: (actionable, note), or None to ask.
+
+        A small model's YES/NO is close to a coin flip, so two decisions are taken in Python:
+        the root of a long imperative objective is split (seed 002's plan-first rule: a run of
+        one goal shows the operator nothing), and once a budget passed 75% goals are executed,
+        not split (the convergence nudge, which such a model does not follow, enforced)."""
+        run = self.run
+        if run.prompts.PROFILE != "small":
+            return None
+        if goal.depth == 0 and plan_first(run.record.objective):
+            return False, "plan first: a long imperative objective is split"
+        if run.record.converging():
+            return True, "converging: executed without splitting"
+        return None
+
     async def _judge(self, goal: Goal, notes: list[str]) -> bool:
         run = self.run
         reply = await run.call_model(
             "actionable",
-            prompts.actionable(run.record.objective, goal.text, [], run.record.converging()),
+            run.prompts.actionable(run.record.objective, goal.text, [], run.record.converging()),
             goal,
-            schema=prompts.SCHEMAS["actionable"],
+            schema=run.prompts.SCHEMAS["actionable"],
             max_tokens=160,
         )
         try:
@@ -116,30 +135,50 @@ class GoalStack:
         return answer
 
     async def _decompose(self, goal: Goal) -> tuple[list[str], str]:
-        """(sub-goals, note). An empty list means: execute the goal itself; the note says why."""
+        """(sub-goals, note). An empty list means: execute the goal itself; the note says why.
+
+        A split that leaves fewer distinct sub-goals than the schema's minimum once restatements
+        are dropped is asked for once more (seed 002), and the new distinct ones are added."""
         run = self.run
-        reply = await run.call_model(
-            "decompose",
-            prompts.decompose(run.record.objective, goal.text, self.context_for(goal), run.record.converging()),
-            goal,
-            schema=prompts.SCHEMAS["decompose"],
-            max_tokens=600,  # room for four sub-goals at their schema's longest
-        )
-        try:
-            proposed = string_list(reply.text)
-        except Unparseable as exc:
-            return [], f"decomposition malformed ({exc}): executed directly"
-        subgoals, dropped_restated, seen = [], 0, {normalise(goal.text), normalise(run.record.objective)}
-        for text in proposed:
-            key = normalise(text)
-            if not key or key in seen:
-                dropped_restated += 1
-                continue
-            seen.add(key)
-            subgoals.append(text[:MAX_SUBGOAL_CHARS])
+        minimum = run.prompts.SCHEMAS["decompose"]["properties"]["subgoals"].get("minItems", 2)
+        seen = {normalise(goal.text), normalise(run.record.objective)}
+        seen.update(normalise(t) for t in run.prompts.EXAMPLES)  # the shown example, handed back
+        # a sub-goal is strictly narrower than its parent (seed 000): one that says an ancestor,
+        # the objective or a kept sibling again in other words is a restatement too
+        said = [content_words(run.record.objective)] + [content_words(t) for t in self._lineage(goal)]
+        subgoals: list[str] = []
+        dropped_restated = 0
+        notes = []
+        for attempt in range(2):
+            reply = await run.call_model(
+                "decompose",
+                run.prompts.decompose(run.record.objective, goal.text, self.context_for(goal),
+                                      run.record.converging(), again=attempt > 0),
+                goal,
+                schema=run.prompts.SCHEMAS["decompose"],
+                max_tokens=600,  # room for four sub-goals at their schema's longest
+            )
+            try:
+                proposed = string_list(reply.text)
+            except Unparseable as exc:
+                if attempt == 0:
+                    return [], f"decomposition malformed ({exc}): executed directly"
+                notes.append("second decomposition malformed")
+                break
+            for text in proposed:
+                text = text.lstrip(_LIST_MARKS).strip()  # "] Choose ...", "- Book ...": a small model's list marks
+                key, words = normalise(text), content_words(text)
+                if not key or key in seen or any(near(words, other) for other in said):
+                    dropped_restated += 1
+                    continue
+                seen.add(key)
+                said.append(words)
+                subgoals.append(text[:MAX_SUBGOAL_CHARS])
+            if len(subgoals) >= minimum or attempt:
+                break
+            notes.append(f"{len(subgoals)} distinct sub-goal(s): asked again")
         dropped_extra = max(0, len(subgoals) - MAX_SUBGOALS)
         subgoals = subgoals[:MAX_SUBGOALS]
-        notes = []
         if dropped_restated:
             notes.append(f"{dropped_restated} sub-goal(s) dropped as restatements")
         if dropped_extra:
@@ -170,7 +209,7 @@ class GoalStack:
             findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
             reply = await run.call_model(
                 "execute",
-                prompts.execute(rec.objective, goal.text, self.context_for(goal), findings, rec.converging()),
+                run.prompts.execute(rec.objective, goal.text, self.context_for(goal), findings, rec.converging()),
                 goal,
                 max_tokens=EXECUTE_MAX_TOKENS,
             )
@@ -183,12 +222,12 @@ class GoalStack:
         # attempts count judged executions, so one cut short by a pause or a crash is not one
         run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
         attempts = goal.attempts + 1
-        echo = degenerate(result)
+        echo = degenerate(result, run.prompts.EXAMPLES)
         if echo is not None:  # no model is asked to approve an echo of its own prompt
             ok, reason = False, echo
         else:
             reply = await run.call_model(
-                "verify", prompts.verify(goal.text, result), goal, schema=prompts.SCHEMAS["verify"],
+                "verify", run.prompts.verify(goal.text, result), goal, schema=run.prompts.SCHEMAS["verify"],
                 max_tokens=160,
             )
             try:
@@ -207,6 +246,14 @@ class GoalStack:
             run.set_goal(goal, status=GoalStatus.FAILED, verdict=verdict, attempts=attempts,
                          note=_join(goal.note, "verification failed twice"))
 
+    def _lineage(self, goal: Goal) -> list[str]:
+        """The texts of `goal` and each of its ancestors."""
+        goals, texts, current = self.run.record.goals, [], goal
+        while current is not None:
+            texts.append(current.text)
+            current = goals[current.parent_id] if current.parent_id else None
+        return texts
+
     def context_for(self, goal: Goal) -> str:
         """At most two ancestors and the three latest done siblings, each result cut short."""
         goals = self.run.record.goals
@@ -223,6 +270,15 @@ class GoalStack:
             ][-3:]
             parts.extend(f"[{s.text}]\n{s.result[:RESULT_CUT]}" for s in done)
         return "\n\n".join(parts) if parts else "(no prior results)"
+
+
+def plan_first(objective: str) -> bool:
+    """Seed 002: a short remark (32 characters or fewer) or a question under 120 characters is
+    done as one goal; a longer imperative objective is planned."""
+    text = objective.strip()
+    if len(text) <= 32:
+        return False
+    return not (text.endswith("?") and len(text) < 120)
 
 
 def _fold(goal: Goal, actionable: bool, notes: list[str]) -> dict:

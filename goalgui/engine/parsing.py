@@ -81,19 +81,47 @@ def normalise(text: str) -> str:
     return " ".join(_TOKEN.findall(text.lower()))
 
 
+_STOP = frozenset("a an the and or of for to in on at by with your their our my his her its this that "
+                  "these those it is are be as from into about some all each".split())
+NEAR = 0.75  # share of content words two goal texts have in common to count as one goal
+
+
+def content_words(text: str) -> Counter:
+    """The words that carry a goal's meaning, counted: no stop words, plural 's' dropped."""
+    return Counter(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                   for w in normalise(text).split() if w not in _STOP)
+
+
+def near(a: Counter, b: Counter) -> bool:
+    """True when two goal texts say the same thing in other words ("Plan a birthday party for your
+    child" under "Plan a small birthday party for a child"); texts that differ in a number do not."""
+    if not a or not b:
+        return a == b
+    if any(w.isdigit() for w in (a - b) + (b - a)):  # "Write chapter 1" and "Write chapter 2": two goals
+        return False
+    return sum((a & b).values()) >= NEAR * sum((a | b).values())
+
+
 _MARKUP = re.compile(r"</?\s*data\b|<\|im_(?:start|end)\|>", re.IGNORECASE)
 
 
-def degenerate(text: str) -> str | None:
-    """Why `text` is no attempt at the goal, or None: it carries the prompt's own markup, or it
-    is one line (or one phrase) said over and over. Small models do both; a verifier that lets
-    them through is decoration (seed 000)."""
+def degenerate(text: str, examples: tuple[str, ...] | list[str] = ()) -> str | None:
+    """Why `text` is no attempt at the goal, or None: it carries the prompt's own markup, hands
+    back one of the prompt's `examples`, or is one line (or one phrase) said over and over.
+    Small models do all three; a verifier that lets them through is decoration (seed 000)."""
+    if not text.strip():
+        return "the output is empty"
     if _MARKUP.search(text):
         return "the output repeats the prompt's markup"
+    flat = normalise(text)
+    for example in examples:
+        shown = normalise(example)
+        if len(shown) >= 30 and shown in flat and len(shown) * 2 > len(flat):
+            return "the output repeats the prompt's example"
     lines = [line for line in map(normalise, text.splitlines()) if line]
     if len(lines) >= 4 and Counter(lines).most_common(1)[0][1] * 2 > len(lines):
         return "the output repeats one line"
-    words = normalise(text).split()
+    words = flat.split()
     if len(words) >= 24:
         # the same 4-word phrase covering over half the text: "Budget: 10,000 tokens, 10,000 tokens, ..."
         top = Counter(zip(words, words[1:], words[2:], words[3:])).most_common(1)[0][1]

