@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from .engine import events as ev
-from .engine.record import RunRecord
+from .engine.record import REUSED, RunRecord
 
 
 def json_report(record: RunRecord, events=None) -> dict:
@@ -67,7 +67,9 @@ def markdown_report(record: RunRecord) -> str:
     lines += ["", "## Goals", ""]
     for g in r["goals"]:
         indent = "  " * g["depth"]
-        lines.append(f"{indent}- **{g['id']}** [{g['status']}] {g['text']} ({g['tokens']:,} tokens"
+        # the report's keys are a contract: a reused result is told by its note
+        status = f"{g['status']}, reused" if REUSED in g["note"] else g["status"]
+        lines.append(f"{indent}- **{g['id']}** [{status}] {g['text']} ({g['tokens']:,} tokens"
                      + (f", {g['attempts']} attempts" if g["attempts"] > 1 else "") + ")")
         if g["note"]:
             lines.append(f"{indent}  - note: {g['note']}")

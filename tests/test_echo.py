@@ -1,5 +1,7 @@
 """Results that echo the prompt or repeat one line fail verification without asking the model."""
 
+import pytest
+
 from goalgui.engine import Limits, Run, RunState
 from goalgui.engine.parsing import degenerate
 
@@ -34,3 +36,27 @@ async def test_an_echoed_result_fails_verification_and_is_retried_once(journal):
     assert "markup" in root.verdict
     assert "verify" not in fake.purposes()  # no model was asked to approve the echo
     assert run.record.summary.startswith("(no wrap-up:")
+
+
+def test_reply_parsing_is_bounded_whatever_the_reply(monkeypatch):
+    import json
+
+    from goalgui.engine import parsing
+    from goalgui.engine.parsing import Unparseable, string_list, yes_no
+
+    calls = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):
+            calls.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(parsing, "_DECODER", Counting())
+    for hostile in ("{" * 200_000, "[" * 100_000, "[1] " * 50_000, "x" * 1_000_000):
+        for parse in (yes_no, string_list):
+            calls.clear()
+            with pytest.raises(Unparseable):
+                parse(hostile)
+            assert len(calls) <= parsing.MAX_STARTS  # not one attempt per opener (quadratic)
+    assert yes_no("[1] [2] " * 100 + '{"answer": "YES", "reason": "ok"}')[0] is True  # past the tries, still read
+    assert string_list("junk { [ " + '["a", "b"]') == ["a", "b"]

@@ -102,11 +102,11 @@ async def test_projections_match_the_replayed_run(journal):
     assert [r[0] for r in rows] == ["g1"]
     children = journal.children(run.run_id, "g1")
     assert [r[0] for r in children] == ["g2", "g3", "g4"]
-    for goal_id, depth, text, status, tokens, attempts, result_chars, child_count in rows + children:
+    for goal_id, depth, text, status, tokens, attempts, result_chars, child_count, reused in rows + children:
         goal = run.record.goals[goal_id]
-        assert (depth, text, status, tokens, attempts, result_chars, child_count) == (
+        assert (depth, text, status, tokens, attempts, result_chars, child_count, bool(reused)) == (
             goal.depth, goal.text, goal.status.value, goal.tokens, goal.attempts, len(goal.result),
-            len(goal.children))
+            len(goal.children), "reused finding of" in goal.note)
     listed = journal.runs()[0]
     assert listed["state"] == "complete" and listed["goals"] == 4
     assert listed["tokens"] == run.record.metrics.tokens

@@ -25,6 +25,47 @@ def test_reuse_only_above_the_high_threshold():
     assert top[0].key == "g1" and top[0].score < 0.92
 
 
+def test_the_word_counting_embedder_reuses_only_the_same_goal_text():
+    memory = FindingsMemory()
+    production = "Delete the production database backups older than 30 days and keep the staging ones"
+    staging = "Delete the staging database backups older than 30 days and keep the production ones"
+    memory.save("g1", "deleted staging backups", staging)
+    memory.save("g2", "login works", "test login")
+    found = memory.search(production, k=1)
+    assert found[0].key == "g1" and found[0].score >= 0.92  # the words agree; the meaning does not
+    assert memory.reusable(production) is None
+    assert memory.reusable("test logout") is None
+    assert memory.reusable("Test login.").key == "g2"  # the same text, normalised
+
+    class Semantic:  # a real embeddings model: the seed's threshold applies as it stands
+        dimension = 512
+        embed = HashingEmbedder().embed
+
+    semantic = FindingsMemory(Semantic())
+    semantic.save("g1", "deleted staging backups", staging)
+    assert semantic.reusable(production).key == "g1"
+
+
+async def test_a_near_finding_is_shown_to_the_model_not_taken_as_the_answer(journal):
+    texts = ["Delete the staging database backups older than 30 days and keep the production ones",
+             "Delete the production database backups older than 30 days and keep the staging ones"]
+
+    def model(request):
+        if request.purpose == "decompose":
+            return texts
+        return well_behaved(request)
+
+    fake = FunctionModel(model)
+    run = Run.create("Tidy the database backups of both environments", fake, sink=journal)
+    await run.drive()
+    second = run.record.goals["g3"]
+    assert second.text == texts[1] and second.result == f"result for {texts[1]}"  # executed, not reused
+    assert "reused" not in second.note
+    executes = [c for c in fake.calls if c.purpose == "execute" and c.goal.id == "g3"]
+    # the near finding rides along as a related one, for the model to judge
+    assert executes and f"[{texts[0]}] result for {texts[0]}" in executes[0].messages[-1]["content"]
+
+
 def test_memory_grows_over_blocks_and_finds_what_a_brute_force_search_finds(monkeypatch):
     from goalgui.engine import memory as memory_module
 

@@ -151,6 +151,8 @@ def test_near_restatements_are_told_from_narrower_goals():
     assert not near(words("Compare electric cars"), words("Compare electric and gas cars for a family"))
     assert not near(words("Write chapter 1 of the guide"), words("Write chapter 2 of the guide"))
     assert not near(words("Book the hotel"), words("Plan a weekend trip to the mountains"))
+    assert not near(words("Delete the production backups and keep the staging ones"),
+                    words("Delete the staging backups and keep the production ones"))
 
 
 async def test_a_sub_goal_that_says_its_ancestor_again_is_dropped(journal):

@@ -181,3 +181,40 @@ def test_the_view_repaints_for_visible_changes_only(qtbot):
     assert paints == []  # nothing on screen changed
     model.apply([ev.GoalChanged(seq=5, ts=0, goal_id="g2", status="running")])
     qtbot.waitUntil(lambda: bool(paints), timeout=2000)
+
+
+def test_a_reused_result_is_marked_in_the_tree_live_replayed_and_from_the_journal(journal):
+    async def go():
+        run = Run.create("Write a report", FunctionModel(well_behaved), sink=journal)
+        batches = []
+        run.subscribe(lambda batch: batches.append(list(batch)))
+        root = run.record.goals[run.record.root_id]
+        # the same goal twice under one parent (as an operator's edit can make it): the second reuses
+        for text in ("Find the market size", "Find the price", "Find the market size."):
+            run.add_goal(root, text)
+        run.strategy.rebuild()
+        await run.drive()
+        return run, batches
+
+    run, batches = asyncio.run(go())
+    reused = [g for g in run.record.goals.values() if "reused finding of" in g.note]
+    assert [g.text for g in reused] == ["Find the market size."]
+    statuses = {}
+    for label, tree in (("live", GoalTreeModel()), ("replayed", GoalTreeModel()), ("journal", GoalTreeModel())):
+        if label == "live":
+            for batch in batches:
+                tree.apply(batch)
+        elif label == "replayed":
+            tree.load_record(run.record)
+        else:
+            tree.open_journaled(journal, run.run_id)
+        rows = rows_of(tree)
+        root = tree.index(0, 0)
+        statuses[label] = [tree.data(tree.index(r, 3, root)) for r in range(tree.rowCount(root))]
+        assert rows
+    assert all(s[2] == "✔ done (reused)" and s[0] == "✔ done" for s in statuses.values()), statuses
+    from goalgui.report import json_report, markdown_report
+
+    goals = json_report(run.record)["goals"]
+    assert ["reused finding of g2" in g["note"] for g in goals] == [False, False, False, True]
+    assert "[done, reused] Find the market size." in markdown_report(run.record)

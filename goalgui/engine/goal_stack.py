@@ -5,13 +5,13 @@ before the actionable judgement, so the model cannot talk its way past it.
 Decompositions are capped at four sub-goals, restatements are dropped and
 counted, a malformed decomposition falls through to execution with a note,
 every executed goal is verified with exactly one retry, and a finding is
-reused only above the memory's high similarity threshold.
+reused only where the memory says it is safe (`FindingsMemory.reusable`).
 """
 
 from __future__ import annotations
 
 from .parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
-from .record import Goal, GoalStatus
+from .record import REUSED, Goal, GoalStatus
 
 MAX_SUBGOALS = 4
 MAX_ATTEMPTS = 2
@@ -201,10 +201,10 @@ class GoalStack:
         rec = run.record
         await run.memory.prepare([goal.text])
         related = run.memory.search(goal.text, k=3)
-        prior = related[0] if related and related[0].score >= run.memory.threshold else None
+        prior = run.memory.reusable(goal.text, related)
         if prior is not None and prior.key != goal.id:
             result = prior.text
-            notes.append(f"reused finding of {prior.key} (similarity {prior.score:.2f})")
+            notes.append(f"{REUSED} {prior.key} (similarity {prior.score:.2f})")
         else:
             findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
             reply = await run.call_model(

@@ -1,7 +1,9 @@
 """Findings memory: results of finished goals, searched by similarity before executing.
 
 The threshold is deliberately high (0.92): reusing a finding about "UK prices"
-for "US prices" is a worse failure than doing the work twice. A search is a few
+for "US prices" is a worse failure than doing the work twice. The default
+hashing embedder counts words, not meaning, so with it only a finding for the
+same goal text is reused; near ones are only shown to the model as related. A search is a few
 vectorised numpy operations, never a Python loop over the findings.
 """
 
@@ -46,6 +48,8 @@ class HashingEmbedder:
     Numbers weigh more (they name things: "part 3", "2024", "3.99") and stop
     words less, so "part 2 of X" is not mistaken for "part 3 of X".
     """
+
+    semantic = False  # similar words are not a similar goal: only the same text is reused
 
     def __init__(self, dimension: int = 512):
         self.dimension = dimension
@@ -93,6 +97,10 @@ class HashingEmbedder:
 
 
 _STOP = frozenset("a an and are as at be by for from in is it of on or the this that to with".split())
+
+
+def _normalised(text: str) -> str:
+    return " ".join(_TOKEN.findall(text.lower()))
 
 
 def _weight(word: str) -> float:
@@ -234,7 +242,20 @@ class FindingsMemory:
                 masked[best] = -np.inf
         return [Finding(self._keys[i], self._texts[i], self._tags[i], float(scores[i])) for i in top]
 
-    def reusable(self, query: str) -> Finding | None:
-        """The best finding if it clears the threshold, else None."""
-        best = self.search(query, k=1)
-        return best[0] if best and best[0].score >= self.threshold else None
+    @property
+    def semantic(self) -> bool:
+        """Whether the embedder knows meaning. The hashing one counts words: "delete the production
+        backups, keep staging" and "delete the staging backups, keep production" score 0.95."""
+        return getattr(self.embedder, "semantic", True)
+
+    def reusable(self, query: str, found: list[Finding] | None = None) -> Finding | None:
+        """The finding whose result may stand for `query`'s, or None (seed 000: reusing a wrong
+        finding is worse than doing the work twice). With a semantic embedder, the best one at
+        or above the threshold; with the hashing one, only a finding for the same text
+        (normalised). `found`: a search already made for `query`."""
+        best = found[:1] if found is not None else self.search(query, k=1)
+        if not best or best[0].score < self.threshold:
+            return None
+        if not self.semantic and _normalised(best[0].tag) != _normalised(query):
+            return None
+        return best[0]

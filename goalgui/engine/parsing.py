@@ -19,22 +19,32 @@ class Unparseable(ValueError):
     """The reply has no answer of the expected shape."""
 
 
+_OPENER = re.compile(r"[\[{]")
+MAX_STARTS = 64  # places a JSON value may start that are tried: a reply of 200,000 "{" is not 200,000 tries
+MAX_CHARS = 200_000  # of a reply, read for its JSON; a longer one is cut first
+
+
 def json_values(text: str):
-    """Every JSON value embedded in `text` that starts at a '[' or '{', outermost first."""
+    """Every JSON value embedded in `text` that starts at a '[' or '{', outermost first.
+
+    Linear and bounded whatever the text: one scan for openers, at most MAX_STARTS decode
+    attempts, and nesting too deep to decode is skipped, not raised."""
+    text = text[:MAX_CHARS]
     decoder = _DECODER
-    i = 0
-    while True:
-        starts = [p for p in (text.find("[", i), text.find("{", i)) if p != -1]
-        if not starts:
+    end = 0
+    tries = 0
+    for match in _OPENER.finditer(text):
+        start = match.start()
+        if start < end:
+            continue  # inside the value just read
+        if tries >= MAX_STARTS:
             return
-        start = min(starts)
+        tries += 1
         try:
             value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            i = start + 1
+        except (json.JSONDecodeError, RecursionError):
             continue
         yield value
-        i = end
 
 
 def yes_no(text: str) -> tuple[bool, str]:
@@ -63,10 +73,10 @@ def string_list(text: str, key: str = "subgoals") -> list[str]:
                 raise Unparseable("the list holds something other than strings")
             return [item.strip() for item in value if item.strip()]
     # a reply cut short (max_tokens, or a stop sequence inside a string): keep the complete items
-    start = text.find("[")
+    start = text.find("[", 0, MAX_CHARS)
     if start != -1:
         items = []
-        for literal in _STRING.findall(text, start):
+        for literal in _STRING.findall(text[:MAX_CHARS], start):
             try:
                 items.append(json.loads(literal).strip())
             except json.JSONDecodeError:
@@ -86,20 +96,37 @@ _STOP = frozenset("a an the and or of for to in on at by with your their our my 
 NEAR = 0.75  # share of content words two goal texts have in common to count as one goal
 
 
-def content_words(text: str) -> Counter:
-    """The words that carry a goal's meaning, counted: no stop words, plural 's' dropped."""
-    return Counter(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-                   for w in normalise(text).split() if w not in _STOP)
+def content_words(text: str) -> tuple[str, ...]:
+    """The words that carry a goal's meaning, in order: no stop words, plural 's' dropped."""
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                 for w in normalise(text).split()[:60] if w not in _STOP)
 
 
-def near(a: Counter, b: Counter) -> bool:
+def near(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """True when two goal texts say the same thing in other words ("Plan a birthday party for your
-    child" under "Plan a small birthday party for a child"); texts that differ in a number do not."""
+    child" under "Plan a small birthday party for a child"): most words shared, in the same order.
+    Texts that differ in a number, or put the same words in another order ("delete the production
+    backups, keep the staging ones" / the other way round), are two goals."""
     if not a or not b:
         return a == b
-    if any(w.isdigit() for w in (a - b) + (b - a)):  # "Write chapter 1" and "Write chapter 2": two goals
+    ca, cb = Counter(a), Counter(b)
+    if any(w.isdigit() for w in (ca - cb) + (cb - ca)):  # "Write chapter 1" and "Write chapter 2"
         return False
-    return sum((a & b).values()) >= NEAR * sum((a | b).values())
+    shared = sum((ca & cb).values())
+    if shared < NEAR * sum((ca | cb).values()):
+        return False
+    return _common_run(a, b) == shared
+
+
+def _common_run(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    """The length of the longest common subsequence (at most 60 x 60 steps)."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
 
 
 _MARKUP = re.compile(r"</?\s*data\b|<\|im_(?:start|end)\|>", re.IGNORECASE)

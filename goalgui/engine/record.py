@@ -28,6 +28,9 @@ class GoalStatus(str, enum.Enum):
 SETTLED = frozenset({GoalStatus.DONE, GoalStatus.FAILED, GoalStatus.SKIPPED, GoalStatus.ABANDONED})
 
 
+REUSED = "reused finding of"  # how a goal's note says its result is another goal's
+
+
 @dataclass(slots=True)
 class Goal:
     """One node of the goal tree."""

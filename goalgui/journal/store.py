@@ -22,7 +22,7 @@ from typing import Iterator, Sequence
 
 from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
-from ..engine.record import INTERRUPTED, RunRecord, interruption, plot_marks
+from ..engine.record import INTERRUPTED, REUSED, RunRecord, interruption, plot_marks
 
 SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -524,8 +524,8 @@ class Journal:
 
     def children(self, run_id: str, parent_id: str | None, offset: int = 0, limit: int = -1) -> list[tuple]:
         """A page of one goal's children from the projection (None: the top goals), in creation order:
-        (goal_id, depth, text, status, tokens, attempts, result_chars, children)."""
-        columns = "goal_id, depth, text, status, tokens, attempts, result_chars, children"
+        (goal_id, depth, text, status, tokens, attempts, result_chars, children, reused)."""
+        columns = f"goal_id, depth, text, status, tokens, attempts, result_chars, children, instr(note, '{REUSED}') > 0"
         with self._lock:
             if parent_id is None:
                 cur = self._db.execute(f"SELECT {columns} FROM goals WHERE run_id=? AND parent_id IS NULL"

@@ -20,6 +20,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QBrush, QColor
 
 from ..engine import events as ev
+from ..engine.record import REUSED
 
 COLUMNS = ("Goal", "Parent", "Depth", "Status", "Tokens", "Attempts", "Result")
 STATUS_MARK = {"pending": "○", "running": "▶", "done": "✔", "failed": "✘", "skipped": "⤼", "abandoned": "—"}
@@ -54,6 +55,7 @@ class _Node:
     row: int = 0
     children: list[_Node] = field(default_factory=list)
     child_count: int = 0  # children the journal holds (lazy source); live, len(children)
+    reused: bool = False  # its result is another goal's finding
 
 
 class GoalTreeModel(QAbstractItemModel):
@@ -94,7 +96,7 @@ class GoalTreeModel(QAbstractItemModel):
             parent = nodes[g.parent_id] if g.parent_id is not None else None
             siblings = parent.children if parent is not None else self._roots
             node = _Node(g.id, g.parent_id, g.depth, g.text, g.status.value, g.tokens, g.attempts, len(g.result),
-                         row=len(siblings))
+                         row=len(siblings), reused=REUSED in g.note)
             siblings.append(node)
             if parent is not None:
                 parent.child_count += 1
@@ -103,9 +105,9 @@ class GoalTreeModel(QAbstractItemModel):
 
     def _adopt(self, parent: _Node | None, rows) -> None:
         siblings = parent.children if parent is not None else self._roots
-        for goal_id, depth, text, status, tokens, attempts, result_chars, child_count in rows:
-            node = _Node(goal_id, parent.goal_id if parent is not None else None, depth, text, status, tokens, attempts, result_chars, row=len(siblings),
-                         child_count=child_count)
+        for goal_id, depth, text, status, tokens, attempts, result_chars, child_count, reused in rows:
+            node = _Node(goal_id, parent.goal_id if parent is not None else None, depth, text, status, tokens,
+                         attempts, result_chars, row=len(siblings), child_count=child_count, reused=bool(reused))
             siblings.append(node)
             self._nodes[goal_id] = node
 
@@ -181,6 +183,8 @@ class GoalTreeModel(QAbstractItemModel):
                     fields["attempts"] = e.attempts
                 if e.result is not None:
                     fields["result_chars"] = len(e.result)
+                if e.note is not None:
+                    fields["reused"] = REUSED in e.note
             elif t is ev.TurnStarted and e.goal_id is not None:
                 changed.setdefault(e.goal_id, {})["status"] = "running"
             elif t is ev.ModelCalled and e.goal_id is not None:
@@ -287,7 +291,8 @@ class GoalTreeModel(QAbstractItemModel):
             if column == 0:
                 return f"{node.goal_id}  {node.text}"
             if column == 3:  # the mark and the word: readable without colour
-                return f"{STATUS_MARK.get(node.status, '?')} {node.status}"
+                mark = f"{STATUS_MARK.get(node.status, '?')} {node.status}"
+                return f"{mark} (reused)" if node.reused else mark
             if column == 4:
                 return node.tokens
             if column == 1:
