@@ -11,11 +11,13 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from . import paths
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
 from .engine.run import Run, check_strategy
+from .terminal import shown
 
 EXIT = {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}
 EXIT_BAD_INPUT, EXIT_INTERNAL = 2, 1
@@ -108,12 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """The log (prompts and replies appear in it) is created 0600, after each rotation too."""
+
+    def _open(self):
+        paths.private_file(Path(self.baseFilename))
+        return super()._open()
+
+
 def _setup_logging() -> None:
     try:
-        directory = paths.log_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(directory / "goalgui.log", maxBytes=2_000_000,
-                                                       backupCount=3, encoding="utf-8")
+        directory = paths.private_dir(paths.log_dir())
+        handler = PrivateRotatingFileHandler(directory / "goalgui.log", maxBytes=2_000_000,
+                                             backupCount=3, encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
         handler.setLevel(logging.WARNING)
@@ -136,7 +145,7 @@ def _record_native_crashes() -> None:
     if _fault_file is not None:
         return
     try:
-        path = paths.log_dir() / "faults.log"
+        path = paths.private_dir(paths.log_dir()) / "faults.log"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         _fault_file = os.fdopen(fd, "a", encoding="utf-8")
         _fault_file.write(f"--- goalgui pid {os.getpid()} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
@@ -158,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return window(open_run=getattr(args, "run", None), journal_path=args.journal)
         except (InputError,) as exc:
-            print(f"goalgui: {exc}", file=sys.stderr)
+            print(f"goalgui: {shown(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     if args.command == "profiles" and args.action is None:
         print("goalgui: profiles needs an action: add, list, remove or test", file=sys.stderr)
@@ -168,14 +177,27 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:
+        return _closed_pipe()
     except (InputError, JournalError) as exc:
-        print(f"goalgui: {exc}", file=sys.stderr)
+        print(f"goalgui: {shown(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:
         log.exception("goalgui %s failed", args.command)
-        print(f"goalgui: internal error: {type(exc).__name__}: {exc} (details in {paths.log_dir()})",
+        print(f"goalgui: internal error: {type(exc).__name__}: {shown(exc)} (details in {paths.log_dir()})",
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _closed_pipe() -> int:
+    """`goalgui runs | head`: the reader left, which is no error. Point stdout at /dev/null so the
+    interpreter's own flush at exit does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _journal(args):
@@ -254,7 +276,7 @@ def _drive(run: Run, journal, args) -> int:
 
     view = TerminalView(run.record, sys.stderr if args.json else sys.stdout)
     run.subscribe(view)
-    print(f"run {run.run_id}: {run.record.objective}", file=view.stream)
+    print(f"run {run.run_id}: {shown(run.record.objective)}", file=view.stream)
     try:
         state = asyncio.run(_drive_async(run, journal))
     finally:
@@ -264,7 +286,7 @@ def _drive(run: Run, journal, args) -> int:
     report = run.report()
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
-    reason = run.record.stop_reason or ""
+    reason = shown(run.record.stop_reason or "")
     if state is RunState.PAUSED:
         print(f"paused ({reason}); resume with: goalgui resume {run.run_id}", file=sys.stderr)
         if reason.startswith("internal error"):
@@ -277,20 +299,39 @@ def _drive(run: Run, journal, args) -> int:
     return EXIT.get(state, EXIT_INTERNAL)
 
 
+STOP_SIGNALS = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
 async def _drive_async(run: Run, journal) -> RunState:
+    """Drive the run; Ctrl+C, SIGTERM and SIGHUP pause it with a reason, and a second one ends the
+    process at once, even if a model blocks the loop or ignores cancellation: its pause is
+    journaled if the first signal got that far, else the journal shows the run interrupted."""
     loop = asyncio.get_running_loop()
+    signalled: list[str] = []
 
-    def interrupt() -> None:
+    def interrupt(why: str) -> None:
         if run.state is RunState.ACTIVE:
-            run.pause("interrupted: Ctrl+C")
+            run.pause(f"interrupted: {why}")
+            run.recorder.flush()
 
-    loop.add_signal_handler(signal.SIGINT, interrupt)
+    def handler(signum, _frame) -> None:
+        # a plain signal handler runs between bytecodes of the main thread, so a loop that a
+        # model blocks still hears the second signal; the first is handed to the loop
+        why = STOP_SIGNALS.get(signum, f"signal {signum}")
+        signalled.append(why)
+        if len(signalled) > 1:
+            os.write(2, f"goalgui: {why} again: stopping now; resume with: goalgui resume {run.run_id}\n".encode())
+            os._exit(EXIT.get(RunState.PAUSED, 3))
+        loop.call_soon_threadsafe(interrupt, why)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     poller = loop.create_task(_poll_controls(run, journal))
     try:
         return await run.drive()
     finally:
         poller.cancel()
-        loop.remove_signal_handler(signal.SIGINT)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 async def _poll_controls(run: Run, journal) -> None:
@@ -357,10 +398,11 @@ def cmd_runs(args) -> int:
     print(f"{'RUN':<13} {'STATE':<10} {'GOALS':>5} {'TOKENS':>9} {'STARTED':<16} OBJECTIVE")
     for r in rows:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started_at"]))
-        objective = r["objective"] if len(r["objective"]) <= 60 else r["objective"][:57] + "..."
+        objective = shown(r["objective"])  # a newline in it would forge a row
+        objective = objective if len(objective) <= 60 else objective[:57] + "..."
         print(f"{r['run_id']:<13} {r['state']:<10} {r['goals']:>5} {r['tokens']:>9,} {started:<16} {objective}")
         if r["stop_reason"] and r["state"] != "complete":
-            print(f"{'':<13} {r['stop_reason']}")
+            print(f"{'':<13} {shown(r['stop_reason'])}")
     return 0
 
 
@@ -394,7 +436,7 @@ def cmd_profiles(args) -> int:
             print("no profiles yet: goalgui profiles add NAME --kind openai|anthropic|ollama --base-url URL --model M")
         for p in settings.profiles.values():
             key = f"env {p.key_env}" if p.key_env else ("set" if find_key(p) else "none")
-            print(f"{p.name:<16} {p.kind:<10} {p.model:<28} {p.base_url}  (key: {key})")
+            print(f"{p.name:<16} {p.kind:<10} {shown(p.model):<28} {shown(p.base_url)}  (key: {key})")
         return 0
     if args.action == "remove":
         settings.profile(args.name)
@@ -433,9 +475,9 @@ def _test_profile(profile) -> int:
     try:
         text, model, seconds = asyncio.run(probe(profile))
     except ProviderError as exc:
-        print(f"goalgui: {profile.name}: {exc.kind}: {exc}", file=sys.stderr)
+        print(f"goalgui: {profile.name}: {exc.kind}: {shown(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"{profile.name}: answered in {seconds * 1000:.0f} ms by {model}: {text[:60]!r}")
+    print(f"{profile.name}: answered in {seconds * 1000:.0f} ms by {shown(model)}: {shown(repr(text[:60]))}")
     return 0
 
 

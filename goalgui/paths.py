@@ -40,3 +40,38 @@ def journal_path(override: str | os.PathLike | None = None) -> Path:
 
 def settings_path() -> Path:
     return config_dir() / "settings.toml"
+
+
+def private_dir(path: Path) -> Path:
+    """`path` and any missing parents made 0700 (the user's alone), and `path` itself set so if it
+    existed: the journal and the logs hold prompts, results and tool output."""
+    path = Path(path)
+    missing = []
+    walk = path
+    while not walk.exists() and walk != walk.parent:
+        missing.append(walk)
+        walk = walk.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+    _tighten(path, 0o700)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """`path` created empty if missing, 0600 either way (its folder made private first)."""
+    path = Path(path)
+    private_dir(path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    _tighten(path, 0o600)
+    return path
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """Take away group and other access from a path of the user's own (another's is left alone)."""
+    try:
+        st = path.stat()
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            path.chmod(st.st_mode & mode & 0o777)
+    except OSError:
+        pass
+

@@ -6,6 +6,7 @@ import time
 
 from .engine import events as ev
 from .engine.record import REUSED, RunRecord
+from .terminal import shown
 
 
 def json_report(record: RunRecord, events=None) -> dict:
@@ -36,15 +37,15 @@ def markdown_report(record: RunRecord) -> str:
     lines = [
         f"# Run {r['run_id']}",
         "",
-        f"**Objective:** {r['objective']}",
+        f"**Objective:** {shown(r['objective'])}",
         "",
         "| | |",
         "|---|---|",
         f"| strategy | {r['strategy']} |",
-        f"| model | {r['model']} |",
+        f"| model | {shown(r['model'])} |",
         f"| state | {r['state']} |",
         f"| outcome | {r['outcome'] or '-'} |",
-        f"| stop reason | {r['stop_reason'] or '-'} |",
+        f"| stop reason | {shown(r['stop_reason'] or '-')} |",
         f"| started | {started} |",
         f"| active time | {m['active_seconds']:.1f} s |",
         f"| tokens | {m['tokens']:,} ({m['tokens_in']:,} in, {m['tokens_out']:,} out"
@@ -57,7 +58,7 @@ def markdown_report(record: RunRecord) -> str:
         "",
         "## Summary",
         "",
-        r["summary"] or "(none)",
+        shown(r["summary"], lines=True) or "(none)",
         "",
         "## Tokens by purpose",
         "",
@@ -69,11 +70,11 @@ def markdown_report(record: RunRecord) -> str:
         indent = "  " * g["depth"]
         # the report's keys are a contract: a reused result is told by its note
         status = f"{g['status']}, reused" if REUSED in g["note"] else g["status"]
-        lines.append(f"{indent}- **{g['id']}** [{status}] {g['text']} ({g['tokens']:,} tokens"
+        lines.append(f"{indent}- **{g['id']}** [{status}] {shown(g['text'])} ({g['tokens']:,} tokens"
                      + (f", {g['attempts']} attempts" if g["attempts"] > 1 else "") + ")")
         if g["note"]:
-            lines.append(f"{indent}  - note: {g['note']}")
+            lines.append(f"{indent}  - note: {shown(g['note'])}")
         if g["result"]:
-            result = g["result"].replace("\n", " ")
+            result = shown(" ".join(g["result"].split("\n")))
             lines.append(f"{indent}  - result: {result[:600]}{'...' if len(result) > 600 else ''}")
     return "\n".join(lines) + "\n"

@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from typing import Sequence, TextIO
 
 from .engine import events as ev
 from .engine.confirm import ConfirmationAnswer, ConfirmationRequest
 from .engine.record import RunRecord
+
+# C0 and C1 controls, DEL, and the Unicode marks that reorder or hide text (bidi overrides and
+# isolates, line and paragraph separators): what lets foreign text set a title, clear the screen,
+# move the cursor, plant a link, or forge a line
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match) -> str:
+    c = match.group()
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c)
+    if named:
+        return named
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    """Text that did not come from goalgui (a model's, a server's, an objective), safe to print on
+    one terminal line: every control character is written out (\\x1b, \\n), nothing acts.
+    `lines`: keep line breaks (a multi-line summary in a report)."""
+    if lines:
+        return "\n".join(_CONTROL.sub(_visible, part) for part in str(text).split("\n"))
+    return _CONTROL.sub(_visible, str(text))
+
 
 _MARK = {"pending": " ", "running": ">", "done": "+", "failed": "x", "skipped": "-", "abandoned": "~"}
 
@@ -34,7 +58,7 @@ class TerminalView:
                 g = goals[e.goal_id]
                 out.append(self._line(g.id, e.status, g.depth, g.text, g.tokens))
             elif t is ev.RunStateChanged:
-                out.append(f"run {e.state}" + (f": {e.reason}" if e.reason else "")
+                out.append(f"run {e.state}" + (f": {shown(e.reason)}" if e.reason else "")
                            + (f" (outcome: {e.outcome})" if e.outcome else ""))
             elif t is ev.BudgetNudged:
                 out.append(f"budget {e.budget} past 75% ({e.used:,.0f} of {e.limit:,.0f}): converging")
@@ -45,11 +69,21 @@ class TerminalView:
         text = "".join(line + "\n" for line in out)
         if self.live:
             text = "\r\x1b[K" + text + self.status()
-        self.stream.write(text)
-        self.stream.flush()
+        self._write(text)
+
+    def _write(self, text: str) -> None:
+        """A reader that went away (`goalgui run ... | head`) silences the view, not the run."""
+        if self.stream is None:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):
+            self.stream = None
 
     def _line(self, goal_id: str, status: str, depth: int, text: str, tokens: int | None = None) -> str:
         cost = f"  {tokens:,} tok" if tokens else ""
+        text = shown(text)
         short = text if len(text) <= 90 else text[:87] + "..."
         return f"{'  ' * depth}[{_MARK.get(status, '?')}] {goal_id} {status:<9} {short}{cost}"
 
@@ -63,8 +97,7 @@ class TerminalView:
                 f"tokens {tokens}{turns}  {rec.active_seconds(rec.updated_at):.0f}s")
 
     def close(self) -> None:
-        self.stream.write(("\r\x1b[K" if self.live else "") + self.status() + "\n")
-        self.stream.flush()
+        self._write(("\r\x1b[K" if self.live else "") + self.status() + "\n")
 
 
 class TerminalConfirmer:
@@ -109,14 +142,14 @@ class TerminalConfirmer:
         p = request.proposal
         w = self.stream.write
         if request.kind == "subgoals":
-            w(f"\nThe model wants to split: {p['parent']}\n")
+            w(f"\nThe model wants to split: {shown(p['parent'])}\n")
             for i, text in enumerate(p["subgoals"], 1):
-                w(f"  {i}. {text}\n")
+                w(f"  {i}. {shown(text)}\n")
             w("Approve all [a], decline [d], or the numbers to keep (e.g. '1 3'): ")
         else:
-            w(f"\nThe model wants to start a goal: {p.get('objective', '')}\n")
+            w(f"\nThe model wants to start a goal: {shown(p.get('objective', ''))}\n")
             if p.get("criteria"):
-                w(f"  completion criteria: {p['criteria']}\n")
+                w(f"  completion criteria: {shown(p['criteria'])}\n")
             w(f"Approve [a] or decline [d] (mode {request.mode}): ")
         self.stream.flush()
         while True:

@@ -142,7 +142,9 @@ class Journal:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from ..paths import private_file
+
+        private_file(self.path)  # 0600 in a 0700 folder: it holds prompts, results and tool output
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
         self._lock = threading.RLock()
         self._host = socket.gethostname()

@@ -1,0 +1,105 @@
+"""What a hostile review broke (issue 9), through the real command and journal."""
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import time
+
+from .conftest import cli_env, goalgui_cmd
+from .test_cli import FAST, cli  # noqa: F401  (the fixture)
+
+# anything that acts on a terminal: ESC, BEL, CSI in its 8-bit form, a bidi override
+ACTING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+HOSTILE = "Tidy\x1b]0;pwned\x07 the \x1b[2J\x1b[1Afiles\u202e \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+
+
+def test_foreign_text_never_reaches_the_terminal_raw(cli, tmp_path):
+    script = tmp_path / "hostile.json"
+    script.write_text(json.dumps({
+        "rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
+                  {"purpose": "decompose", "reply": [HOSTILE, "Find\nrun ffffffffffff complete 9 9 forged"]}],
+        "defaults": {"actionable": "YES", "execute": "done \x1b[31mred", "verify": "YES",
+                     "summarize": "wrap\x1b[2K-up\nsecond line"}}))
+    objective = "Clean the disk\nffffffffffff complete    1    1 2026-01-01 00:00  forged row"
+    out = cli("run", objective, "--model", f"scripted:{script}")
+    assert out.returncode == 0, out.stderr
+    run_id = re.search(r"run ([0-9a-f]{12})", out.stdout).group(1)
+    listing = cli("runs")
+    exported = cli("export", run_id, "--format", "md")
+    for shown in (out.stdout, out.stderr, listing.stdout, exported.stdout):
+        assert not ACTING.search(shown), repr(ACTING.search(shown))
+    assert "\\x1b]0;pwned\\x07" in out.stdout  # made visible, not dropped
+    assert not [line for line in listing.stdout.splitlines() if line.startswith("ffffffffffff")]  # no forged row
+    assert [line for line in listing.stdout.splitlines() if "Clean the disk\\nffff" in line][0].startswith(run_id)
+    assert "wrap\\x1b[2K-up\nsecond line" in exported.stdout  # a summary keeps its lines, not its controls
+
+
+def test_a_closed_pipe_is_a_quiet_exit(cli):
+    for _ in range(3):
+        assert cli("run", "Answer the question", "--model", cli.fast).returncode == 0
+    proc = subprocess.Popen(goalgui_cmd("runs"), cwd=cli.tmp, env=cli_env(cli.home), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # what `goalgui runs | head -c 10` does
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(30) == 0 and err == "", err
+
+
+def test_sigterm_and_sighup_pause_the_run_with_a_reason(cli):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.slow, "--json"), cwd=cli.tmp,
+                              env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+            time.sleep(3)
+            proc.send_signal(sig)
+            stdout, stderr = proc.communicate(timeout=30)
+        report = json.loads(stdout)
+        assert report["state"] == "paused", stderr
+        assert report["stop_reason"] == f"interrupted: {sig.name}"
+        assert proc.returncode == 6  # paused
+
+
+def test_files_that_hold_run_content_are_private(cli):
+    assert cli("run", "Answer the question", "--model", cli.fast).returncode == 0
+    assert cli("profiles", "add", "p1", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1",
+               "--model", "m", "--key-env", "P1_KEY").returncode == 0
+    exported = cli.tmp / "report.md"
+    run_id = json.loads(cli("runs", "--json").stdout)[0]["run_id"]
+    assert cli("export", run_id, "--format", "md", "-o", str(exported)).returncode == 0
+    seen = []
+    for root, dirs, files in os.walk(cli.home):
+        for name in dirs:
+            mode = stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode)
+            assert mode & 0o077 == 0, (os.path.join(root, name), oct(mode))
+        for name in files:
+            path = os.path.join(root, name)
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            assert mode & 0o077 == 0, (path, oct(mode))
+            seen.append(name)
+    assert {"journal.sqlite3", "settings.toml", "goalgui.log"} <= set(seen), seen
+
+
+def test_a_second_ctrl_c_ends_a_run_whose_model_blocks_the_loop(cli, tmp_path):
+    plugin = tmp_path / "stuck.py"
+    plugin.write_text(
+        "import time\n"
+        "class Stuck:\n"
+        "    name = 'stuck'\n"
+        "    async def complete(self, request):\n"
+        "        time.sleep(120)  # blocks the event loop: no asyncio signal handler can run\n")
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", f"python:{plugin}:Stuck"),
+                          cwd=cli.tmp, env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=20)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == 6 and "Ctrl+C again: stopping now" in stderr
+    run = json.loads(cli("runs", "--json").stdout)[0]
+    assert run["state"] == "paused" and run["stop_reason"].startswith("interrupted"), run
