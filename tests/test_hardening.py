@@ -8,6 +8,10 @@ import stat
 import subprocess
 import time
 
+import pytest
+
+from goalgui.engine import RunState
+
 from .conftest import cli_env, goalgui_cmd
 from .test_cli import FAST, cli  # noqa: F401  (the fixture)
 
@@ -103,3 +107,78 @@ def test_a_second_ctrl_c_ends_a_run_whose_model_blocks_the_loop(cli, tmp_path):
     assert proc.returncode == 6 and "Ctrl+C again: stopping now" in stderr
     run = json.loads(cli("runs", "--json").stdout)[0]
     assert run["state"] == "paused" and run["stop_reason"].startswith("interrupted"), run
+
+
+async def one_goal_against(journal, body: bytes):
+    """A one-goal run on an OpenAI-compatible server on loopback that answers every call with `body`."""
+    from goalgui.engine import Limits, Run
+    from goalgui.providers.openai import OpenAIModel
+    from goalgui.settings import Profile
+
+    from .httpserver import ScriptedServer
+
+    with ScriptedServer() as server:
+        server.default = ("reply", 200, body)
+        profile = Profile(name="p", kind="openai", base_url=server.url, model="m", read_timeout=5,
+                          connect_timeout=1, structured_output="none").validated()
+        model = OpenAIModel(profile, "k")
+        run = Run.create("Say hello", model, sink=journal, limits=Limits(max_depth=0))
+        state = await run.drive()
+        await model.aclose()
+    return run, state
+
+
+HOSTILE_BODIES = {
+    "usage 1e20": b'{"model": "m", "choices": [{"message": {"content": "hi"}}],'
+                  b' "usage": {"prompt_tokens": 1e20, "completion_tokens": 1}}',
+    "usage Infinity": b'{"model": "m", "choices": [{"message": {"content": "hi"}}],'
+                      b' "usage": {"prompt_tokens": Infinity, "completion_tokens": 1}}',
+    "usage negative": b'{"model": "m", "choices": [{"message": {"content": "hi"}}],'
+                      b' "usage": {"prompt_tokens": -5, "completion_tokens": 1}}',
+    "nested": b"[" * 100_000 + b"]" * 100_000,
+}
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES)
+async def test_impossible_numbers_and_bodies_from_a_provider_park_the_run(journal, body):
+    run, state = await one_goal_against(journal, HOSTILE_BODIES[body])
+    assert state is RunState.PAUSED
+    assert run.record.stop_reason.startswith("bad response"), run.record.stop_reason
+    assert journal.load(run.run_id).state is RunState.PAUSED  # journaled, nothing lost
+
+
+async def test_a_lone_surrogate_from_a_provider_is_replaced_and_the_run_goes_on(journal):
+    body = b'{"model": "m", "choices": [{"message": {"content": "YES bad \\ud800 char"}}], "usage": {}}'
+    run, state = await one_goal_against(journal, body)
+    assert state is RunState.COMPLETE
+    root = journal.load(run.run_id).goals["g1"]
+    assert root.result == "YES bad ? char"
+
+
+PLUGIN_FAILURES = {
+    "CancelledError": "raise asyncio.CancelledError()",
+    "SystemExit": "raise SystemExit(0)",
+    "KeyboardInterrupt": "raise KeyboardInterrupt()",
+    "GeneratorExit": "raise GeneratorExit()",
+    "text not a string": "return ModelReply(b'bytes')",
+    "surrogate in a tool call": "return ModelReply('', [{'name': 'x', 'arguments': {'a': object()}}])",
+    "usage a float": "return ModelReply('YES', usage=Usage(float('inf'), 1))",
+}
+
+
+@pytest.mark.parametrize("failure", PLUGIN_FAILURES)
+def test_whatever_a_python_model_raises_or_returns_parks_the_run_with_a_reason(cli, tmp_path, failure):
+    plugin = tmp_path / "bad.py"
+    plugin.write_text(
+        "import asyncio\n"
+        "from goalgui.engine import ModelReply, Usage\n"
+        "class Bad:\n"
+        "    name = 'bad'\n"
+        "    async def complete(self, request):\n"
+        f"        {PLUGIN_FAILURES[failure]}\n")
+    out = cli("run", "Answer the question", "--model", f"python:{plugin}:Bad", "--json")
+    assert out.returncode == 6, (out.returncode, out.stderr)  # paused: never a false success
+    report = json.loads(out.stdout)
+    assert report["state"] == "paused" and report["stop_reason"].startswith("bad response"), report["stop_reason"]
+    assert "Traceback" not in out.stderr
+    assert all(g["status"] == "pending" for g in report["goals"])  # resumable, nothing settled

@@ -104,3 +104,61 @@ def estimate_usage(request: ModelRequest, reply_text: str) -> Usage:
     """Usage counted by the engine when a provider reports none."""
     prompt = sum(len(str(m.get("content", ""))) for m in request.messages)
     return Usage(max(1, (prompt + 3) // 4), estimate_tokens(reply_text), estimated=True)
+
+
+MAX_TOKENS_REPORTED = 10**9  # more than any context window holds: a count past it is no count
+MAX_REPLY_CHARS = 4_000_000
+
+
+def checked(reply: ModelReply) -> ModelReply:
+    """The reply as the engine may store and show it, or BadResponse saying what is wrong with it.
+
+    Whatever a provider or a plugin hands back is checked here, once, for every model: counts
+    that are not whole numbers in range (1e20, Infinity, -5, True), text that is not a string
+    or too long, lone surrogates (which no file or database can encode), tool calls that are
+    not JSON objects with a name. Surrogates are replaced; everything else is refused."""
+    import json
+    import math
+
+    if not isinstance(reply, ModelReply):
+        raise BadResponse(f"the model returned {type(reply).__name__}, not a ModelReply")
+    text = reply.text
+    if not isinstance(text, str):
+        raise BadResponse(f"the reply's text is a {type(text).__name__}, not a string")
+    if len(text) > MAX_REPLY_CHARS:
+        raise BadResponse(f"the reply's text is {len(text):,} characters (at most {MAX_REPLY_CHARS:,})")
+    usage = reply.usage if reply.usage is not None else Usage()
+    if not isinstance(usage, Usage):
+        raise BadResponse(f"the reply's usage is a {type(usage).__name__}, not a Usage")
+    for name in ("input_tokens", "output_tokens"):
+        value = getattr(usage, name)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_REPORTED:
+            raise BadResponse(f"the provider reported {name} = {str(value)[:40]}, not a token count")
+    calls = reply.tool_calls if reply.tool_calls is not None else []
+    if not isinstance(calls, list):
+        raise BadResponse(f"the reply's tool calls are a {type(calls).__name__}, not a list")
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) \
+                or not isinstance(call.get("arguments", {}), dict):
+            raise BadResponse("a tool call is not an object with a name and arguments")
+        try:
+            json.dumps(call, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise BadResponse(f"a tool call cannot be stored: {exc}") from None
+    model = reply.model if isinstance(reply.model, str) else None
+    clean = _encodable(text)
+    clean_calls = json.loads(_encodable(json.dumps(calls, ensure_ascii=False))) if calls else []
+    return ModelReply(clean, clean_calls, Usage(int(usage.input_tokens), int(usage.output_tokens), bool(usage.estimated)),
+                      _encodable(model[:200]) if model else None)
+
+
+def _encodable(text: str) -> str:
+    """`text` with lone surrogates ("\\ud800") replaced: they cannot be written as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+

@@ -44,6 +44,7 @@ from .model import (
     ProviderError,
     RateLimited,
     Usage,
+    checked,
     estimate_usage,
 )
 from .record import SETTLED, Goal, GoalStatus, RunRecord, interruption
@@ -299,6 +300,9 @@ class Run:
                 async with asyncio.timeout(remaining) as scope:
                     reply = await self.model.complete(request)
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling() == 0:  # the model raised it: nobody cancelled
+                raise self._model_failed(request, goal, started, "CancelledError", "") from None
             self._record_call(request, goal, None, started, cancelled=True)
             raise
         except TimeoutError:
@@ -310,12 +314,23 @@ class Run:
         except ProviderError as exc:
             self._record_call(request, goal, None, started, error=f"{exc.kind}: {exc}")
             raise
-        if not isinstance(reply, ModelReply) or not isinstance(reply.text, str):
-            self._record_call(request, goal, None, started, error="bad response: not a ModelReply")
-            raise BadResponse(f"the model returned {type(reply).__name__}, not a ModelReply")
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, a plugin's bug: none ends goalgui
+            log.warning("model %s raised", getattr(self.model, "name", "?"), exc_info=True)
+            raise self._model_failed(request, goal, started, type(exc).__name__, str(exc)) from None
+        try:
+            reply = checked(reply)
+        except BadResponse as exc:
+            self._record_call(request, goal, None, started, error=f"bad response: {exc}")
+            raise
         self._record_call(request, goal, reply, started)
         self.check_budgets()
         return reply
+
+    def _model_failed(self, request, goal, started, kind: str, message: str) -> BadResponse:
+        """What a model raised that is not a provider error, as one: the run parks with it."""
+        reason = f"the model raised {kind}" + (f": {message[:300]}" if message else "")
+        self._record_call(request, goal, None, started, error=f"bad response: {reason}")
+        return BadResponse(reason)
 
     def _record_call(self, request, goal, reply, started, *, cancelled=False, error=None) -> None:
         usage = reply.usage if reply is not None else Usage()

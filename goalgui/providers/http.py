@@ -137,7 +137,7 @@ class HttpModel(abc.ABC):
         data = await self.post(self.path, body, request.deadline)
         try:
             return self.parse(data, request)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             raise BadResponse(f"{self.name}: unexpected reply shape ({type(exc).__name__}: {exc})") from None
 
     @abc.abstractmethod
@@ -154,6 +154,8 @@ class HttpModel(abc.ABC):
             return response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise BadResponse(f"{self.name}: the reply is not JSON ({response.text[:80]!r})") from None
+        except RecursionError:
+            raise BadResponse(f"{self.name}: the reply is JSON nested too deeply to read") from None
 
     def rejected_format(self, response: httpx.Response, body: dict) -> dict | None:
         """A body to try once more when the server refused how structured output was asked for."""
@@ -217,7 +219,7 @@ class HttpModel(abc.ABC):
     def _message(response: httpx.Response) -> str:
         try:
             data = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return response.text[:200].strip() or response.reason_phrase
         if isinstance(data, dict):
             err = data.get("error")
