@@ -9,6 +9,7 @@ import logging
 import logging.handlers
 import os
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -90,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--events", action="store_true", help="include the event log (json)")
     export.add_argument("-o", "--output")
     export.add_argument("--journal")
+    journal_cmd = sub.add_parser("journal", help="check a journal, or recover what a damaged one holds")
+    journal_cmd.add_argument("action", choices=["check", "recover"])
+    journal_cmd.add_argument("--journal")
+    journal_cmd.add_argument("-o", "--output", help="recover: the new journal to write")
     open_ = sub.add_parser("open", help="open a run in the window")
     open_.add_argument("run")
     open_.add_argument("--journal")
@@ -114,7 +119,7 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """The log (prompts and replies appear in it) is created 0600, after each rotation too."""
 
     def _open(self):
-        paths.private_file(Path(self.baseFilename))
+        paths.private_file(Path(self.baseFilename), own_dir=True)
         return super()._open()
 
 
@@ -179,6 +184,16 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except BrokenPipeError:
         return _closed_pipe()
+    except sqlite3.DatabaseError as exc:  # read or written past the checks at open: name the file, not its content
+        from .journal import guard
+
+        where = paths.journal_path(getattr(args, "journal", None))
+        if guard.is_damage(exc):
+            exc = guard.damaged(where, guard.damage_reason(exc))
+        else:
+            exc = JournalError(f"the journal {where} cannot be used: {guard.damage_reason(exc)}")
+        print(f"goalgui: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except (InputError, JournalError) as exc:
         print(f"goalgui: {shown(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -481,5 +496,27 @@ def _test_profile(profile) -> int:
     return 0
 
 
+def cmd_journal(args) -> int:
+    from .journal import guard
+
+    path = paths.journal_path(args.journal)
+    if args.action == "check":
+        problems = guard.check(path)
+        if not problems:
+            print(f"the journal {path} is sound")
+            return 0
+        print(f"the journal {path} is damaged: {len(problems)} problem(s)", file=sys.stderr)
+        for line in problems[:20]:
+            print(f"  {shown(line)}", file=sys.stderr)
+        print(f"'goalgui journal recover --journal {path} -o NEW' copies what can be read", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not args.output:
+        raise InputError("journal recover needs -o NEW: the file to write the recovered journal into")
+    for line in guard.recover(path, Path(args.output).expanduser()):
+        print(shown(line))
+    print(f"recovered into {args.output}; use it with --journal {args.output}")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
-            "profiles": cmd_profiles}
+            "profiles": cmd_profiles, "journal": cmd_journal}

@@ -42,9 +42,10 @@ def settings_path() -> Path:
     return config_dir() / "settings.toml"
 
 
-def private_dir(path: Path) -> Path:
-    """`path` and any missing parents made 0700 (the user's alone), and `path` itself set so if it
-    existed: the journal and the logs hold prompts, results and tool output."""
+def private_dir(path: Path, *, own: bool = True) -> Path:
+    """`path` and any missing parents created 0700 (the user's alone). `own`: the folder is
+    goalgui's (its data, log or config dir), so an existing one is tightened too; a folder the
+    user named for a journal (`--journal /tmp/x.sqlite3`) is only created, never changed."""
     path = Path(path)
     missing = []
     walk = path
@@ -53,14 +54,16 @@ def private_dir(path: Path) -> Path:
         walk = walk.parent
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
-    _tighten(path, 0o700)
+    if own:
+        _tighten(path, 0o700)
     return path
 
 
-def private_file(path: Path) -> Path:
-    """`path` created empty if missing, 0600 either way (its folder made private first)."""
+def private_file(path: Path, *, own_dir: bool = False) -> Path:
+    """`path` created empty if missing, 0600 either way; its folder created 0700 if missing (and
+    tightened if `own_dir`)."""
     path = Path(path)
-    private_dir(path.parent)
+    private_dir(path.parent, own=own_dir)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
     _tighten(path, 0o600)
     return path

@@ -115,7 +115,7 @@ class Settings:
     def save(self, path: Path | None = None) -> None:
         """Write the settings atomically. No field of a profile is secret."""
         path = path or paths.settings_path()
-        paths.private_dir(path.parent)
+        paths.private_dir(path.parent, own=path.parent == paths.config_dir())
         general = {k: v for k, v in {
             "default_model": self.default_model,
             "default_permission_mode": self.default_permission_mode,
@@ -128,7 +128,8 @@ class Settings:
             name: {k: v for k, v in asdict(p).items() if k != "name" and v is not None}
             for name, p in sorted(self.profiles.items())
         }
-        tmp = paths.private_file(path.with_suffix(f".tmp{os.getpid()}"))  # 0600 before a byte is in it
+        # 0600 before a byte is in it
+        tmp = paths.private_file(path.with_suffix(f".tmp{os.getpid()}"), own_dir=path.parent == paths.config_dir())
         tmp.write_text(tomli_w.dumps({"general": general, "profiles": profiles}), encoding="utf-8")
         os.replace(tmp, path)
 

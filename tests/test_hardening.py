@@ -182,3 +182,86 @@ def test_whatever_a_python_model_raises_or_returns_parks_the_run_with_a_reason(c
     assert report["state"] == "paused" and report["stop_reason"].startswith("bad response"), report["stop_reason"]
     assert "Traceback" not in out.stderr
     assert all(g["status"] == "pending" for g in report["goals"])  # resumable, nothing settled
+
+
+def test_downtime_of_a_killed_run_is_not_charged_as_active_time(cli):
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.slow, "--time-budget", "4s"),
+                          cwd=cli.tmp, env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        time.sleep(2)
+        proc.kill()  # kill -9: no chance to journal a pause
+        proc.communicate()
+    run_id = json.loads(cli("runs", "--json").stdout)[0]["run_id"]
+    time.sleep(3)  # downtime: with it, 2 + 3 s would be past the 4 s budget
+    before = json.loads(cli("export", run_id, "--format", "json").stdout)
+    assert before["state"] == "paused" and before["stop_reason"].startswith("interrupted")
+    assert before["metrics"]["active_seconds"] < 2.5  # up to its last event, not to now
+    out = cli("resume", run_id, "--model", cli.fast, "--json")
+    report = json.loads(out.stdout)
+    assert report["state"] == "complete", report["stop_reason"]  # not "budget: time" at once
+    assert report["metrics"]["active_seconds"] < 10
+
+
+def _digest(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_someone_elses_file_is_refused_and_left_byte_for_byte(cli, tmp_path):
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT)")
+    db.execute("INSERT INTO accounts (name) VALUES ('alice')")
+    db.commit()
+    db.close()
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes\n")
+    for path in (other, text):
+        before, mode = _digest(path), os.stat(path).st_mode
+        for args in (("runs",), ("run", "Answer the question", "--model", cli.fast)):
+            out = cli(*args, "--journal", str(path))
+            assert out.returncode == 2 and "is not a goalgui journal" in out.stderr, out.stderr
+        assert _digest(path) == before and os.stat(path).st_mode == mode
+        assert not os.path.exists(f"{path}-wal")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    out = cli("runs", "--journal", str(folder))
+    assert out.returncode == 2 and "is a directory" in out.stderr
+
+
+def test_a_damaged_journal_is_named_never_quoted_never_written_and_can_be_recovered(cli, tmp_path):
+    journal = tmp_path / "j.sqlite3"
+    for _ in range(2):
+        assert cli("run", "Answer the question", "--model", cli.fast, "--journal", str(journal)).returncode == 0
+    run_id = json.loads(cli("runs", "--json", "--journal", str(journal)).stdout)[0]["run_id"]
+    assert cli("journal", "check", "--journal", str(journal)).returncode == 0
+    raw = bytearray(journal.read_bytes())
+    at = raw.rfind(b"a concrete result")
+    raw[at:at + 64] = b"\xff" * 64  # 64 bytes of garbage inside a stored event
+    journal.write_bytes(bytes(raw))
+    before = _digest(journal)
+    out = cli("export", run_id, "--journal", str(journal))
+    assert out.returncode == 2 and f"the journal {journal} is damaged" in out.stderr, out.stderr
+    assert "concrete" not in out.stderr and "internal error" not in out.stderr
+    check = cli("journal", "check", "--journal", str(journal))
+    assert check.returncode == 2 and "cannot be read" in check.stderr
+    recovered = tmp_path / "recovered.sqlite3"
+    out = cli("journal", "recover", "--journal", str(journal), "-o", str(recovered))
+    assert out.returncode == 0, out.stderr
+    runs = json.loads(cli("runs", "--json", "--journal", str(recovered)).stdout)
+    assert len(runs) == 2  # both runs, the damaged one cut where its damage starts
+    assert cli("journal", "check", "--journal", str(recovered)).returncode == 0
+    assert _digest(journal) == before  # nothing was written into the damaged file
+
+    truncated = tmp_path / "t.sqlite3"
+    truncated.write_bytes(journal.read_bytes()[:6000])
+    for args in (("runs",), ("export", run_id), ("run", "Answer the question", "--model", cli.fast)):
+        out = cli(*args, "--journal", str(truncated))
+        assert out.returncode == 2 and "is damaged" in out.stderr, (args, out.stderr)
+    emptied = tmp_path / "e.sqlite3"
+    emptied.write_bytes(b"")
+    out = cli("runs", "--journal", str(emptied))
+    assert out.returncode == 2 and "is damaged (the file is empty" in out.stderr
+    assert emptied.stat().st_size == 0

@@ -45,6 +45,9 @@ class RunStateChanged(Event):
     state: str
     reason: str | None = None
     outcome: str | None = None
+    # when the active time this change closes really ended, if before `ts`: a run restored after
+    # its process died was active only until that process's last event, not through the downtime
+    active_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -237,7 +237,8 @@ class RunRecord:
     def _run_state_changed(self, e: ev.RunStateChanged) -> None:
         new = RunState(e.state)
         if self.active_since is not None:
-            self.metrics.active_seconds += max(0.0, e.ts - self.active_since)
+            end = e.ts if e.active_until is None else min(e.ts, e.active_until)
+            self.metrics.active_seconds += max(0.0, end - self.active_since)
             self.active_since = None
         if new is RunState.ACTIVE:
             self.active_since = e.ts
@@ -364,7 +365,8 @@ def interruption(record: RunRecord) -> list[tuple[type[ev.Event], dict]]:
         (ev.GoalChanged, {"goal_id": g.id, "status": GoalStatus.PENDING.value})
         for g in record.goals.values() if g.status is GoalStatus.RUNNING
     ]
-    out.append((ev.RunStateChanged, {"state": RunState.PAUSED.value, "reason": INTERRUPTED}))
+    out.append((ev.RunStateChanged, {"state": RunState.PAUSED.value, "reason": INTERRUPTED,
+                                     "active_until": record.updated_at}))
     return out
 
 

@@ -1,5 +1,6 @@
 """The SQLite journal of runs."""
 
-from .store import Journal, JournalError, RunBusy
+from .guard import JournalDamaged, JournalError, NotAJournal
+from .store import Journal, RunBusy
 
-__all__ = ["Journal", "JournalError", "RunBusy"]
+__all__ = ["Journal", "JournalDamaged", "JournalError", "NotAJournal", "RunBusy"]

@@ -23,6 +23,8 @@ from typing import Iterator, Sequence
 from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
 from ..engine.record import INTERRUPTED, REUSED, RunRecord, interruption, plot_marks
+from . import guard
+from .guard import JournalDamaged, JournalError
 
 SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -119,8 +121,6 @@ class _Batch:
     series: tuple | None
 
 
-class JournalError(RuntimeError):
-    """The journal cannot do what was asked (locked run, unknown id, newer schema)."""
 
 
 class RunBusy(JournalError):
@@ -144,8 +144,34 @@ class Journal:
         self.path = Path(path)
         from ..paths import private_file
 
-        private_file(self.path)  # 0600 in a 0700 folder: it holds prompts, results and tool output
+        # a directory, someone else's file, an emptied one: refused, left as they are
+        new = guard.inspect_file(self.path)
+        from ..paths import data_dir
+
+        ours = self.path.parent == data_dir()
+        if new:  # 0600 from its first byte: it holds prompts, results and tool output
+            private_file(self.path, own_dir=ours)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
+        self.damaged: str | None = None  # why, once SQLite said the file is damaged: no more writes
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            if guard.is_damage(exc):
+                raise guard.damaged(self.path, guard.damage_reason(exc)) from None
+            raise
+        except JournalError:
+            self._db.close()
+            raise
+        if not new:
+            private_file(self.path, own_dir=ours)  # a journal of ours from before: made private now
+        self._checkpoint_wanted = threading.Event()
+        self._closing = False
+        self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="goalgui-journal-checkpoint",
+                                              daemon=True)
+        self._checkpointer.start()
+
+    def _open(self) -> None:
         self._lock = threading.RLock()
         self._host = socket.gethostname()
         self._pid = os.getpid()
@@ -153,22 +179,20 @@ class Journal:
         self._text_hashes: dict[str, str] = {}
         self._texts_by_hash: dict[str, str] = {}
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=10000")
+            guard.check_identity(self._db, self.path)  # before the first write, WAL mode included
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise JournalError(f"{self.path} was written by a newer goalgui (schema {version})")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
             if version == 1:
                 self._migrate_from_1()
             elif version < SCHEMA_VERSION:
                 self._db.executescript("BEGIN;" + _SCHEMA + _INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-        self._checkpoint_wanted = threading.Event()
-        self._closing = False
-        self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="goalgui-journal-checkpoint",
-                                              daemon=True)
-        self._checkpointer.start()
+            if self._db.execute("PRAGMA application_id").fetchone()[0] != guard.APPLICATION_ID:
+                self._db.execute(f"PRAGMA application_id={guard.APPLICATION_ID}")
 
     def _migrate_from_1(self) -> None:
         """Schema 1 to 2: events learn their goal, goals their note and number of children, and every
@@ -337,7 +361,19 @@ class Journal:
         row[at + 5] += children
 
     def store(self, batch: _Batch) -> None:
-        """Commit a prepared batch: events, projections and the run's row in one transaction."""
+        """Commit a prepared batch: events, projections and the run's row in one transaction.
+        Never into a file SQLite said is damaged."""
+        if self.damaged:
+            raise guard.damaged(self.path, self.damaged)
+        try:
+            self._store(batch)
+        except sqlite3.DatabaseError as exc:
+            if guard.is_damage(exc):
+                self.damaged = guard.damage_reason(exc)
+                raise guard.damaged(self.path, self.damaged) from None
+            raise
+
+    def _store(self, batch: _Batch) -> None:
         run_id, started = batch.run_id, batch.started
         with self._lock:
             db = self._db
