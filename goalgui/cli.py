@@ -272,10 +272,7 @@ def cmd_resume(args) -> int:
 
     with _journal(args) as journal:
         run_id = journal.resolve(args.run)
-        record = journal.load(run_id)
-        if record.state in (RunState.COMPLETE, RunState.CANCELLED):
-            raise InputError(f"run {run_id} is {record.state.value}: there is nothing to resume")
-        journal.claim(run_id)
+        record = journal.take(run_id)
         model, spec = load_model(args.model or record.model)
         run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args), embedder=embedder_for(model))
         run.set_limits(max_goals=args.max_goals, tokens=args.token_budget, turns=args.turn_budget,
@@ -371,18 +368,19 @@ def cmd_cancel(args) -> int:
     with _journal(args) as journal:
         run_id = journal.resolve(args.run)
         if journal.owner_alive(run_id):
-            journal.request_control(run_id, "cancel", reason="cancelled by user")
+            control = journal.request_control(run_id, "cancel", reason="cancelled by user")
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline:
-                if next(r for r in journal.runs() if r["run_id"] == run_id)["state"] == "cancelled":
+                if journal.runs(run_id)[0]["state"] == "cancelled":
                     print(f"run {run_id} cancelled")
                     return 0
                 time.sleep(0.1)
-            raise InputError(f"run {run_id} is driven by another process that did not answer")
-        record = journal.load(run_id)
-        if record.state in (RunState.COMPLETE, RunState.CANCELLED):
-            raise InputError(f"run {run_id} is {record.state.value}: it cannot be cancelled")
-        journal.claim(run_id)
+            if journal.withdraw_control(control):  # a cancel that failed must not act later
+                raise InputError(f"run {run_id} is driven by another process that did not answer; "
+                                 "the cancel was withdrawn (once that process is gone, cancel it again)")
+            raise InputError(f"run {run_id}: its driver took the cancel but has not finished it yet; "
+                             "look again with: goalgui runs")
+        record = journal.take(run_id, doing="cancel")
         run = Run.restore(record, _NoModel(), sink=journal)
         run.cancel()
         run.close()

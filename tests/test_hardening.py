@@ -265,3 +265,59 @@ def test_a_damaged_journal_is_named_never_quoted_never_written_and_can_be_recove
     out = cli("runs", "--journal", str(emptied))
     assert out.returncode == 2 and "is damaged (the file is empty" in out.stderr
     assert emptied.stat().st_size == 0
+
+
+def _killed_run(cli) -> str:
+    """A run whose driver was killed mid-call: active in the journal, its owner gone."""
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.slow), cwd=cli.tmp,
+                          env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        time.sleep(2)
+        proc.kill()
+        proc.communicate()
+    return json.loads(cli("runs", "--json").stdout)[0]["run_id"]
+
+
+def test_a_cancel_that_a_frozen_driver_never_took_is_withdrawn_not_obeyed_later(cli):
+    with subprocess.Popen(goalgui_cmd("run", "Answer the question", "--model", cli.slow), cwd=cli.tmp,
+                          env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        time.sleep(2)
+        proc.send_signal(signal.SIGSTOP)
+        run_id = json.loads(cli("runs", "--json").stdout)[0]["run_id"]
+        out = cli("cancel", run_id)
+        assert out.returncode == 2 and "the cancel was withdrawn" in out.stderr, out.stderr
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(1)  # it polls its controls every 0.25 s: nothing there for it
+        assert json.loads(cli("runs", "--json").stdout)[0]["state"] == "active"
+        proc.kill()
+        proc.communicate()
+    report = json.loads(cli("resume", run_id, "--model", cli.fast, "--json").stdout)
+    assert report["state"] == "complete"  # not cancelled by a request reported as failed
+
+
+def test_a_dead_owner_whose_pid_was_reused_frees_the_run_once_its_lease_expired(cli):
+    import sqlite3
+
+    run_id = _killed_run(cli)
+    db = sqlite3.connect(cli.home / "data" / "journal.sqlite3")
+    db.execute("UPDATE runs SET owner_pid=?, lease_until=? WHERE run_id=?", (os.getppid(), time.time() - 1, run_id))
+    db.commit()
+    db.close()
+    runs = json.loads(cli("runs", "--json").stdout)
+    assert runs[0]["state"] == "paused" and runs[0]["stop_reason"].startswith("interrupted")
+    out = cli("cancel", run_id)
+    assert out.returncode == 0 and f"run {run_id} cancelled" in out.stdout, out.stderr
+
+
+def test_two_resumes_at_once_one_drives_the_other_is_refused(cli):
+    for _ in range(4):
+        run_id = _killed_run(cli)
+        procs = [subprocess.Popen(goalgui_cmd("resume", run_id, "--model", cli.fast, "--json"), cwd=cli.tmp,
+                                  env=cli_env(cli.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+        outs = [p.communicate(timeout=60) for p in procs]
+        codes = sorted(p.returncode for p in procs)
+        assert codes == [0, 2], (codes, [o[1] for o in outs])
+        loser = outs[[p.returncode for p in procs].index(2)][1]
+        assert ("is being driven by process" in loser or "is complete: there is nothing to resume" in loser) \
+            and "IntegrityError" not in loser, loser
+        assert json.loads(cli("export", run_id).stdout)["state"] == "complete"

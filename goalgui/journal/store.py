@@ -239,12 +239,16 @@ class Journal:
         runs inside the commit that crosses its threshold, which stalls the engine (and the window
         on the same thread) for 10 ms and more; here it waits for no one."""
         db = sqlite3.connect(self.path, isolation_level=None, timeout=10, check_same_thread=False)
+        renewed = time.monotonic()
         try:
             while True:
                 self._checkpoint_wanted.wait(CHECKPOINT_SECONDS)
                 self._checkpoint_wanted.clear()
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    if time.monotonic() - renewed >= LEASE_SECONDS / 3:  # alive, even with no event to write
+                        self.renew(db)
+                        renewed = time.monotonic()
                 except sqlite3.Error:  # busy or closing: the next round will do it
                     pass
                 if self._closing:
@@ -423,20 +427,54 @@ class Journal:
     # -- ownership ------------------------------------------------------------
 
     def claim(self, run_id: str) -> None:
-        """Become the process that drives `run_id`; refuse if a live process already does."""
+        """Become the process that drives `run_id`; refuse if a live process already does.
+        One transaction checks and takes the lease, so of two claims at once one wins. Control
+        requests left for an earlier driver are withdrawn: they were meant for a process that
+        is gone, and a cancel that was reported as failed must not take effect days later."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)
-            ).fetchone()
-            if row is None:
-                raise JournalError(f"no run {run_id}")
-            if run_id not in self._owned and self._owner_alive(*row):
-                raise RunBusy(f"run {run_id} is being driven by process {row[1]} on {row[0]}")
-            self._db.execute(
-                "UPDATE runs SET owner_host=?, owner_pid=?, lease_until=? WHERE run_id=?",
-                (self._host, self._pid, time.time() + LEASE_SECONDS, run_id),
-            )
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
+                if row is None:
+                    raise JournalError(f"no run {run_id}")
+                if run_id not in self._owned and self._owner_alive(*row):
+                    raise RunBusy(f"run {run_id} is being driven by process {row[1]} on {row[0]}")
+                now = time.time()
+                db.execute("UPDATE runs SET owner_host=?, owner_pid=?, lease_until=? WHERE run_id=?",
+                           (self._host, self._pid, now + LEASE_SECONDS, run_id))
+                if run_id not in self._owned:
+                    db.execute("UPDATE controls SET taken_at=? WHERE run_id=? AND taken_at IS NULL", (-now, run_id))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
             self._owned.add(run_id)
+
+    def take(self, run_id: str, refuse: tuple = (RunState.COMPLETE, RunState.CANCELLED), doing: str = "resume"
+             ) -> RunRecord:
+        """Claim `run_id`, then read it: read before the claim, a record could be one that another
+        driver went on from meanwhile (and whose events would then collide). A run in a state of
+        `refuse` is released again with a one-line error."""
+        self.claim(run_id)
+        try:
+            record = self.load(run_id)
+            if record.state in refuse:
+                raise InputError(f"run {run_id} is {record.state.value}: there is nothing to {doing}")
+        except BaseException:
+            self.release(run_id)
+            raise
+        return record
+
+    def renew(self, db: sqlite3.Connection | None = None) -> None:
+        """Extend the lease of every run this process drives (the checkpoint thread calls it)."""
+        owned = list(self._owned)
+        if not owned:
+            return
+        (db or self._db).execute(
+            f"UPDATE runs SET lease_until=? WHERE owner_pid=? AND owner_host=? AND run_id IN ({','.join('?' * len(owned))})",
+            (time.time() + LEASE_SECONDS, self._pid, self._host, *owned))
 
     def release(self, run_id: str) -> None:
         with self._lock:
@@ -446,20 +484,30 @@ class Journal:
             self._owned.discard(run_id)
 
     def _owner_alive(self, host, pid, lease_until) -> bool:
-        if pid is None:
+        """A live driver renews its lease every few seconds: one that has expired is free whatever
+        its PID says (the PID may have been reused); on this host a dead PID frees it at once."""
+        if pid is None or lease_until is None or lease_until <= time.time():
             return False
         if host == self._host:
             return pid != self._pid and _pid_alive(pid)
-        return lease_until is not None and lease_until > time.time()
+        return True
 
     # -- controls from other processes -----------------------------------------
 
-    def request_control(self, run_id: str, action: str, **args) -> None:
-        """Ask the process driving `run_id` to pause, resume, cancel or skip (it polls)."""
+    def request_control(self, run_id: str, action: str, **args) -> int:
+        """Ask the process driving `run_id` to pause, resume, cancel or skip (it polls); the request's id."""
         with self._lock:
-            self._db.execute(
+            cur = self._db.execute(
                 "INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
                 (run_id, action, json.dumps(args), time.time()))
+            return cur.lastrowid
+
+    def withdraw_control(self, control_id: int) -> bool:
+        """Take back a request nobody took; False if its driver took it meanwhile."""
+        with self._lock:
+            cur = self._db.execute("UPDATE controls SET taken_at=? WHERE id=? AND taken_at IS NULL",
+                                   (-time.time(), control_id))
+            return cur.rowcount == 1
 
     def take_controls(self, run_id: str) -> list[tuple[str, dict]]:
         """The control requests waiting for `run_id`, oldest first, marked taken."""

@@ -708,8 +708,7 @@ class MainWindow(QMainWindow):
         from ..providers import embedder_for, load_model
 
         try:
-            record = self.journal.load(run_id)
-            self.journal.claim(run_id)
+            record = self.journal.take(run_id)
             model, _ = load_model(record.model)
             run = Run.restore(record, model, sink=self.journal, confirmer=self.confirmer, embedder=embedder_for(model))
             run.resume()
@@ -726,8 +725,11 @@ class MainWindow(QMainWindow):
 
     def _on_interrupted_abandon_clicked(self) -> None:
         run_id = self._pending_resume
-        record = self.journal.load(run_id)
-        self.journal.claim(run_id)
+        try:
+            record = self.journal.take(run_id, doing="abandon")
+        except (InputError, JournalError) as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return
         run = Run.restore(record, _NoModel(), sink=self.journal)
         run.cancel("abandoned after an interruption")
         self.journal.release(run_id)
