@@ -136,6 +136,9 @@ def _setup_logging() -> None:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    # httpx logs every request's URL at INFO; goalgui logs its own calls without query strings
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 _fault_file = None
@@ -441,14 +444,14 @@ def cmd_export(args) -> int:
 
 
 def cmd_profiles(args) -> int:
-    from .settings import NEEDS_KEY, Profile, Settings, delete_key, find_key, store_key
+    from .settings import NEEDS_KEY, Profile, Settings, delete_key, find_key, key_source, store_key
 
     settings = Settings.load()
     if args.action == "list":
         if not settings.profiles:
             print("no profiles yet: goalgui profiles add NAME --kind openai|anthropic|ollama --base-url URL --model M")
         for p in settings.profiles.values():
-            key = f"env {p.key_env}" if p.key_env else ("set" if find_key(p) else "none")
+            key = key_source(p)[1]  # where the key used is really found, not where it was meant to be
             print(f"{p.name:<16} {p.kind:<10} {shown(p.model):<28} {shown(p.base_url)}  (key: {key})")
         return 0
     if args.action == "remove":

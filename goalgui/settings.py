@@ -56,6 +56,11 @@ class Profile:
             raise InputError(f"unknown provider kind {self.kind!r}: use one of {', '.join(KINDS)}")
         if not re.match(r"^https?://[^\s/]+", self.base_url or ""):
             raise InputError(f"bad base URL {self.base_url!r}: it must start with http:// or https://")
+        secret = url_secret(self.base_url)
+        if secret:
+            raise InputError(f"profile {self.name!r}: the base URL carries {secret}; a key belongs in the keyring "
+                             f"(goalgui profiles add asks for it) or in an environment variable (--key-env VAR), "
+                             f"never in a URL that is stored and logged")
         if not (self.model or "").strip():
             raise InputError("the profile needs a model name")
         for label, value in (("connect timeout", self.connect_timeout), ("read timeout", self.read_timeout)):
@@ -189,16 +194,41 @@ def delete_key(profile: str) -> None:
         pass
 
 
+_SECRET_PARAMS = re.compile(r"(^|[-_])(key|token|secret|password|passwd|pwd|auth|signature|sig|credential)s?($|[-_])",
+                            re.IGNORECASE)
+
+
+def url_secret(url: str) -> str | None:
+    """What in `url` is a credential ('a user name and password', "the query parameter 'api-key'"), or None."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.username is not None or parts.password is not None:
+        return "a user name and password"
+    for name, _value in parse_qsl(parts.query, keep_blank_values=True):
+        if _SECRET_PARAMS.search(name) or name.lower() in ("key", "apikey", "api_key", "code"):
+            return f"the query parameter {name!r}"
+    return None
+
+
 def find_key(profile: Profile) -> str | None:
     """The key for a profile: the keyring, then GOALGUI_<PROFILE>_API_KEY, key_env, the usual variable."""
+    return key_source(profile)[0]
+
+
+def key_source(profile: Profile) -> tuple[str | None, str]:
+    """(the key, where it was found) in the order `find_key` looks: what `profiles list` shows."""
     keyring, errors = _keyring()
     try:
         key = keyring.get_password(SERVICE, profile.name)
     except errors.KeyringError:
         key = None
     if key:
-        return key
+        return key, "keyring"
     for var in (_env_name(profile.name), profile.key_env, USUAL_KEY_ENV.get(profile.kind)):
         if var and os.environ.get(var):
-            return os.environ[var]
-    return None
+            return os.environ[var], f"env {var}"
+    return None, "none" + (f" (env {profile.key_env} is not set)" if profile.key_env else "")

@@ -321,3 +321,30 @@ def test_two_resumes_at_once_one_drives_the_other_is_refused(cli):
         assert ("is being driven by process" in loser or "is complete: there is nothing to resume" in loser) \
             and "IntegrityError" not in loser, loser
         assert json.loads(cli("export", run_id).stdout)["state"] == "complete"
+
+
+def test_credentials_in_a_base_url_are_refused_and_never_stored_or_logged(cli):
+    for url in ("http://alice:PASSWORD-123@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api-key=PASSWORD-123",
+                "http://127.0.0.1:9/v1?token=PASSWORD-123"):
+        out = cli("profiles", "add", "p1", "--kind", "openai", "--base-url", url, "--model", "m",
+                  "--key-env", "P1_KEY")
+        assert out.returncode == 2 and "belongs in the keyring" in out.stderr, out.stderr
+        assert "PASSWORD-123" not in out.stderr
+    assert cli("profiles", "add", "p1", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1?api-version=2",
+               "--model", "m", "--key-env", "P1_KEY").returncode == 0  # a harmless parameter is fine
+    for root, _dirs, files in os.walk(cli.home):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                assert b"PASSWORD-123" not in f.read(), name
+
+
+def test_profiles_list_says_where_the_key_used_is_found(cli):
+    assert cli("profiles", "add", "p1", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+               "--key-env", "UNUSEDVAR").returncode == 0
+    env = dict(cli_env(cli.home), GOALGUI_P1_API_KEY="sk-x")
+    env.pop("UNUSEDVAR", None)
+    out = subprocess.run(goalgui_cmd("profiles", "list"), cwd=cli.tmp, env=env, capture_output=True, text=True)
+    assert "(key: env GOALGUI_P1_API_KEY)" in out.stdout, out.stdout
+    env.pop("GOALGUI_P1_API_KEY")
+    out = subprocess.run(goalgui_cmd("profiles", "list"), cwd=cli.tmp, env=env, capture_output=True, text=True)
+    assert "(key: none (env UNUSEDVAR is not set))" in out.stdout, out.stdout
