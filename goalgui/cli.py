@@ -109,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--embeddings-model", help="use this model of the provider for the findings memory")
     add.add_argument("--read-timeout", type=float, default=120.0)
     add.add_argument("--connect-timeout", type=float, default=10.0)
+    add.add_argument("--request-timeout", type=float, default=600.0,
+                     help="seconds for a whole request, body included (default 600)")
+    add.add_argument("--max-reply-mb", type=float, default=16.0,
+                     help="refuse a reply larger than this, counted after decompression (default 16)")
     profiles.add_parser("list", help="list profiles")
     profiles.add_parser("remove", help="remove a profile and its key").add_argument("name")
     profiles.add_parser("test", help="make one tiny call and report latency").add_argument("name")
@@ -465,6 +469,7 @@ def cmd_profiles(args) -> int:
         return _test_profile(settings.profile(args.name))
     profile = Profile(args.name, args.kind, args.base_url, args.model, key_env=args.key_env,
                       connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
+                      request_timeout=args.request_timeout, max_reply_mb=args.max_reply_mb,
                       structured_output=args.structured_output,
                       embeddings_model=args.embeddings_model).validated()
     if NEEDS_KEY[profile.kind] and not args.key_env:

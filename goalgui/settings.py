@@ -48,6 +48,10 @@ class Profile:
     # json_object (llama.cpp's server), none; auto tries json_schema and falls back once
     structured_output: str = "auto"
     embeddings_model: str | None = None
+    # the whole request, body included: a server that sends a byte every few seconds never trips
+    # the read timeout; generous, for slow local servers
+    request_timeout: float = 600.0
+    max_reply_mb: float = 16.0  # counted after decompression, as it streams in
 
     def validated(self) -> Profile:
         if not _NAME.match(self.name or ""):
@@ -63,9 +67,14 @@ class Profile:
                              f"never in a URL that is stored and logged")
         if not (self.model or "").strip():
             raise InputError("the profile needs a model name")
-        for label, value in (("connect timeout", self.connect_timeout), ("read timeout", self.read_timeout)):
-            if not isinstance(value, (int, float)) or not 0 < value <= 3600:
-                raise InputError(f"{label} {value!r} must be between 0 and 3600 seconds")
+        for label, value, most in (("connect timeout", self.connect_timeout, 3600),
+                                   ("read timeout", self.read_timeout, 3600),
+                                   ("request timeout", self.request_timeout, 86400)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+                raise InputError(f"{label} {value!r} must be between 0 and {most} seconds")
+        if isinstance(self.max_reply_mb, bool) or not isinstance(self.max_reply_mb, (int, float)) \
+                or not 0.01 <= self.max_reply_mb <= 1024:
+            raise InputError(f"max reply size {self.max_reply_mb!r} must be between 0.01 and 1024 MB")
         if self.structured_output not in ("auto", "json_schema", "json_object", "none"):
             raise InputError("structured_output must be auto, json_schema, json_object or none")
         self.base_url = self.base_url.rstrip("/")

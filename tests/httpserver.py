@@ -36,6 +36,21 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "sleep":
             time.sleep(action[1])
             return self._act(action[2], body) if len(action) > 2 else None
+        if kind == "dribble":  # headers, then one byte every `interval` seconds, `count` times
+            _kind, interval, count = action
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(count))
+            self.end_headers()
+            try:
+                for _ in range(count):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(interval)
+            except OSError:  # the client gave up
+                pass
+            self.close_connection = True
+            return None
         if kind == "reset":  # promise a long body, send a little, then drop the connection
             self.send_response(200)
             self.send_header("content-type", "application/json")

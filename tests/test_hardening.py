@@ -348,3 +348,73 @@ def test_profiles_list_says_where_the_key_used_is_found(cli):
     env.pop("GOALGUI_P1_API_KEY")
     out = subprocess.run(goalgui_cmd("profiles", "list"), cwd=cli.tmp, env=env, capture_output=True, text=True)
     assert "(key: none (env UNUSEDVAR is not set))" in out.stdout, out.stdout
+
+
+def _gzip_bomb(megabytes: int) -> bytes:
+    """A gzip body of zeros that inflates to `megabytes` MB (about 1,000 : 1), made a MB at a time."""
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\0" * 1_000_000
+    return b"".join(packer.compress(block) for _ in range(megabytes)) + packer.flush()
+
+
+async def test_a_reply_that_inflates_past_the_cap_is_refused_as_it_streams():
+    import resource
+
+    from goalgui.engine import BadResponse
+
+    from .httpserver import ScriptedServer
+    from .test_providers import make, request
+
+    bomb = _gzip_bomb(400)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with ScriptedServer() as server:
+        server.default = ("reply", 200, bomb, {"content-encoding": "gzip"})
+        model, _ = make("openai", server.url)
+        with pytest.raises(BadResponse, match="over 16 MB"):
+            await model.complete(request())
+        await model.aclose()
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100, grown_mb  # 400 MB inflated were never held
+    with ScriptedServer() as server:  # an ordinary gzip reply reads as ever
+        import gzip
+
+        from .test_providers import openai_reply
+
+        server.default = ("reply", 200, gzip.compress(json.dumps(openai_reply("fine")).encode()),
+                          {"content-encoding": "gzip"})
+        model, _ = make("openai", server.url)
+        assert (await model.complete(request())).text == "fine"
+        await model.aclose()
+
+
+async def test_a_server_that_dribbles_is_cut_off_by_the_whole_request_timeout():
+    from goalgui.engine import ProviderUnavailable
+    from goalgui.providers.openai import OpenAIModel
+    from goalgui.settings import Profile
+
+    from .httpserver import ScriptedServer
+    from .test_providers import Sleeps, request
+
+    with ScriptedServer() as server:
+        server.default = ("dribble", 1.0, 120)  # a byte a second: the read timeout of 5 s never trips
+        profile = Profile(name="p", kind="openai", base_url=server.url, model="m", read_timeout=5,
+                          connect_timeout=1, request_timeout=2).validated()
+        model = OpenAIModel(profile, "k", sleep=Sleeps())
+        t0 = time.monotonic()
+        with pytest.raises(ProviderUnavailable, match="no whole reply within 2 s"):
+            await model.complete(request())
+        assert time.monotonic() - t0 < 15  # three tries of 2 s, not two minutes
+        await model.aclose()
+
+
+def test_the_profile_takes_the_request_timeout_and_reply_cap(cli):
+    out = cli("profiles", "add", "p1", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+              "--key-env", "K", "--request-timeout", "30", "--max-reply-mb", "2")
+    assert out.returncode == 0, out.stderr
+    text = (cli.home / "config" / "settings.toml").read_text()
+    assert "request_timeout = 30.0" in text and "max_reply_mb = 2.0" in text
+    bad = cli("profiles", "add", "p2", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+              "--key-env", "K", "--request-timeout", "0")
+    assert bad.returncode == 2 and "request timeout" in bad.stderr

@@ -17,6 +17,7 @@ import json
 import logging
 import random
 import time
+import zlib
 from typing import Any, Callable
 
 import httpx
@@ -120,7 +121,7 @@ class HttpModel(abc.ABC):
         if self._client is None or self._client.is_closed:
             self._client = httpx.AsyncClient(
                 base_url=self.profile.base_url,
-                headers=self.headers(),
+                headers={**self.headers(), "accept-encoding": "gzip, deflate"},
                 timeout=httpx.Timeout(self.profile.read_timeout, connect=self.profile.connect_timeout),
                 transport=self._transport,
             )
@@ -173,8 +174,13 @@ class HttpModel(abc.ABC):
                 timeout = deadline - time.monotonic()
                 if timeout <= 0:
                     raise ProviderUnavailable(f"{self.name}: no time left in the run's budget ({last or 'no reply'})")
+            whole = self.profile.request_timeout if timeout is None else min(timeout, self.profile.request_timeout)
             try:
-                response = await self.client.post(path, json=body, **({"timeout": timeout} if timeout else {}))
+                try:
+                    async with asyncio.timeout(whole):
+                        response = await self._exchange(path, body, timeout)
+                except TimeoutError:
+                    raise _Transient(f"no whole reply within {whole:g} s") from None
                 status = response.status_code
                 if 200 <= status < 300:
                     return self.decode_checked(response)
@@ -208,6 +214,40 @@ class HttpModel(abc.ABC):
             log.info("%s: %s; try %d of %d in %.2f s", self.name, last, attempt + 1, MAX_TRIES, delay)
             await self._sleep(delay)
         raise ProviderUnavailable(f"{self.name}: {last} (after {self.attempts} tries)")
+
+    async def _exchange(self, path: str, body: dict, timeout: float | None) -> httpx.Response:
+        """POST and read the body as it streams in, at most the profile's reply size after
+        decompression (a 1 MB gzip body may inflate to 1 GB): the response, its body read."""
+        cap = int(self.profile.max_reply_mb * 1_000_000)
+        kwargs = {"timeout": timeout} if timeout else {}
+        async with self.client.stream("POST", path, json=body, **kwargs) as response:
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
+                raise BadResponse(f"{self.name}: the reply is encoded as {encoding[:40]!r}, which was not asked for")
+            # inflated here, never more than the cap at a time: httpx's own decoder inflates a whole
+            # network chunk at once, 64 MB from one 64 KB chunk of a gzip bomb
+            inflate = None if encoding in ("identity", "") else zlib.decompressobj(32 + zlib.MAX_WBITS)
+            chunks, size = [], 0
+            async for raw in response.aiter_raw():
+                data = raw
+                while data:
+                    if inflate is None:
+                        out, data = data, b""
+                    else:
+                        try:
+                            out = inflate.decompress(data, cap + 1 - size)
+                        except zlib.error:
+                            raise BadResponse(f"{self.name}: the reply's {encoding} body is corrupt") from None
+                        data = inflate.unconsumed_tail
+                    size += len(out)
+                    if size > cap:
+                        raise BadResponse(f"{self.name}: the reply is over {self.profile.max_reply_mb:g} MB "
+                                          "(the profile's max reply size)")
+                    chunks.append(out)
+        headers = [(k, v) for k, v in response.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
+                              request=response.request)
 
     def decode_checked(self, response: httpx.Response) -> Any:
         try:
