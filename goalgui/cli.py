@@ -195,10 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         from .journal import guard
 
         where = paths.journal_path(getattr(args, "journal", None))
-        if guard.is_damage(exc):
-            exc = guard.damaged(where, guard.damage_reason(exc))
-        else:
-            exc = JournalError(f"the journal {where} cannot be used: {guard.damage_reason(exc)}")
+        exc = guard.damaged(where, guard.damage_reason(exc)) if guard.is_damage(exc) else guard.unwritable(where, exc)
         print(f"goalgui: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (InputError, JournalError) as exc:

@@ -418,3 +418,21 @@ def test_the_profile_takes_the_request_timeout_and_reply_cap(cli):
     bad = cli("profiles", "add", "p2", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
               "--key-env", "K", "--request-timeout", "0")
     assert bad.returncode == 2 and "request timeout" in bad.stderr
+
+
+async def test_a_full_disk_is_named_as_such_not_as_a_failed_rollback(tmp_path):
+    from goalgui.engine import Limits, Run
+    from goalgui.journal import Journal, JournalError
+
+    from .models import FunctionModel, well_behaved
+
+    journal = Journal(tmp_path / "j.sqlite3")
+    pages = journal._db.execute("PRAGMA page_count").fetchone()[0]
+    journal._db.execute(f"PRAGMA max_page_count={pages + 2}")  # what a full disk looks like to SQLite
+    run = Run.create("Write a long report", FunctionModel(lambda r: well_behaved(r, width=4)), sink=journal,
+                     limits=Limits(max_goals=200))
+    with pytest.raises(JournalError) as caught:
+        await run.drive()
+    message = str(caught.value)
+    assert "cannot be written: the disk is full" in message and "rollback" not in message, message
+    journal.close()

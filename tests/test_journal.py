@@ -166,7 +166,7 @@ async def test_a_failed_write_stops_publication(journal):
     seen = []
     run.subscribe(seen.append)
     journal._db.execute("DROP TABLE goals")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(JournalError, match="cannot be written: SQLITE_ERROR: no such table: goals"):
         await run.drive()
     assert not seen
 

@@ -42,6 +42,21 @@ def damaged(path: Path, why: str = "") -> JournalDamaged:
     return JournalDamaged(f"the journal {path} is damaged{detail}: {advice(path)}")
 
 
+_CAUSES = {"SQLITE_FULL": "the disk is full", "SQLITE_READONLY": "it is read-only",
+           "SQLITE_READONLY_DIRECTORY": "its folder is read-only", "SQLITE_IOERR": "an I/O error",
+           "SQLITE_BUSY": "another process holds its write lock", "SQLITE_LOCKED": "it is locked",
+           "SQLITE_CANTOPEN": "it cannot be opened", "SQLITE_PERM": "permission denied"}
+
+
+def unwritable(path: Path, exc: BaseException) -> JournalError:
+    """A write that failed for a cause outside the file's content, named in one line."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    cause = _CAUSES.get(name) or next((text for code, text in _CAUSES.items() if name.startswith(code)), None)
+    if cause is None:  # SQLite's own words ("no such table: goals"); content is only quoted by damage errors
+        cause = f"{name or type(exc).__name__}: {str(exc)[:120]}"
+    return JournalError(f"the journal {path} cannot be written: {cause}; the run is kept as far as it was written")
+
+
 def is_damage(exc: BaseException) -> bool:
     """True for SQLite errors that mean the file's content is broken (not busy, full or locked)."""
     if not isinstance(exc, sqlite3.DatabaseError):

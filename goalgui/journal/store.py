@@ -375,7 +375,7 @@ class Journal:
             if guard.is_damage(exc):
                 self.damaged = guard.damage_reason(exc)
                 raise guard.damaged(self.path, self.damaged) from None
-            raise
+            raise guard.unwritable(self.path, exc) from None
 
     def _store(self, batch: _Batch) -> None:
         run_id, started = batch.run_id, batch.started
@@ -419,7 +419,8 @@ class Journal:
                 db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id=?", (*args, run_id))
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # SQLite may have rolled back itself (a full disk): keep the cause
+                    db.execute("ROLLBACK")
                 for _digest, content in batch.texts:  # not stored after all: store it next time
                     self._text_hashes.pop(content, None)
                 raise
@@ -448,7 +449,8 @@ class Journal:
                     db.execute("UPDATE controls SET taken_at=? WHERE run_id=? AND taken_at IS NULL", (-now, run_id))
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
             self._owned.add(run_id)
 
