@@ -338,3 +338,17 @@ def test_a_moment_too_far_to_replay_is_refused_in_one_line(window, qloop, journa
     window._on_inspect_moment_chosen(20)
     assert "replaying more than 10 events is not supported" in window.statusBar().currentMessage()
     assert window.shown_seq == last and window.inspect.slider.value() == last and window.record is None
+
+
+def test_text_from_a_model_or_a_server_is_never_rendered_as_markup(qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel
+
+    from goalgui.engine.confirm import ConfirmationRequest
+    from goalgui.ui.confirm_dialog import ConfirmDialog
+
+    hostile = "<b>bold</b><img src='file:///etc/passwd'><a href='http://x'>link</a>"
+    dialog = ConfirmDialog(ConfirmationRequest("c1", "subgoals", {"parent": hostile, "subgoals": [hostile]}, "ask"))
+    qtbot.addWidget(dialog)
+    shown = [label for label in dialog.findChildren(QLabel) if hostile in label.text()]
+    assert shown and all(label.textFormat() is Qt.TextFormat.PlainText for label in shown)

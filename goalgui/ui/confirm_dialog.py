@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from ..engine.confirm import ConfirmationAnswer, ConfirmationRequest, Outcome
 from ..engine.lifecycle import PERMISSION_MODES
+from .plain import plain_label
 
 
 class ConfirmDialog(QDialog):
@@ -55,7 +56,7 @@ class ConfirmDialog(QDialog):
         self.subgoals: QListWidget | None = None
         if request.kind == "subgoals":
             self.setWindowTitle("Approve sub-goals")
-            layout.insertWidget(0, QLabel(f"The model wants to split:\n{p['parent']}"))
+            layout.insertWidget(0, plain_label(f"The model wants to split:\n{p['parent']}"))
             self.subgoals = QListWidget()
             self.subgoals.setWordWrap(True)
             for text in p["subgoals"]:

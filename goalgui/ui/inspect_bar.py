@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
 from ..report import json_report, markdown_report
+from .plain import plain_label
 
 
 def health_text(h: dict, tokens_by_purpose: dict) -> str:
@@ -35,7 +36,7 @@ class InspectBar(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setMinimum(1)
         self.position = QLabel()
-        self.health = QLabel()
+        self.health = plain_label()
         self.health.setWordWrap(True)
         self.export_json = QPushButton("Export JSON…")
         self.export_md = QPushButton("Export Markdown…")

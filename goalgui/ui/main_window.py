@@ -45,6 +45,7 @@ from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
 from .tree_view import GoalTreeView
 from .tree_model import GOAL_ID_ROLE, SORT_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
+from .plain import plain_label
 
 log = logging.getLogger(__name__)
 STATUS_MS = 200  # the status line's figures refresh this often; state changes show at once
@@ -182,7 +183,7 @@ class MainWindow(QMainWindow):
         self.right_split.setSizes([330, 420])
         self.controls = ControlBar()
         self.controls.selected_goal = self._selected_goal_id
-        self.modeline = QLabel("no run")
+        self.modeline = plain_label("no run")
         self.modeline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chat_log = QPlainTextEdit()
         self.chat_log.setReadOnly(True)
@@ -191,7 +192,7 @@ class MainWindow(QMainWindow):
         self.command = QLineEdit()
         self.command.setPlaceholderText("Message the agent, or /goal, /goal new TEXT, /goal pause|resume|cancel|skip")
         self.interrupted_bar = QFrame()
-        self.interrupted_label = QLabel()
+        self.interrupted_label = plain_label()
         self.interrupted_resume = QPushButton("Resume")
         self.interrupted_abandon = QPushButton("Abandon")
         bar_layout = QHBoxLayout(self.interrupted_bar)

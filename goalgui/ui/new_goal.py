@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from ..engine.lifecycle import PERMISSION_MODES, InputError, Limits, validate_objective
 from ..engine.run import STRATEGIES, check_strategy
 from ..engine.session import AUTHOR_FIELDS
+from .plain import plain_label
 
 LABELS = {"end_state": "End state", "proof": "Proof", "boundaries": "Boundaries", "loop": "Loop",
           "stop_rule": "Stop rule"}
@@ -78,7 +79,7 @@ class NewGoalDialog(QDialog):
         form.addRow("Token budget", self.tokens)
         form.addRow("Turn budget", self.turns)
         form.addRow("Time budget (s)", self.seconds)
-        self.error = QLabel()
+        self.error = plain_label()
         self.error.setStyleSheet("color: #c0392b")
         form.addRow(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)

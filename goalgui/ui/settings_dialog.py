@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from ..engine.lifecycle import PERMISSION_MODES, InputError
 from ..settings import KINDS, THEMES, Profile, Settings, delete_key, find_key, store_key
+from .plain import plain_label
 
 log = logging.getLogger(__name__)
 STRATEGIES = ("goal-stack",)  # what the engine can run; others are refused where they are asked for
@@ -48,7 +49,7 @@ class SettingsDialog(QDialog):
         tabs.addTab(self._profiles_page(), "Providers")
         tabs.addTab(self._defaults_page(model_choices), "New goals")
         tabs.addTab(self._general_page(), "Journal and theme")
-        self.error = QLabel()
+        self.error = plain_label()
         self.error.setStyleSheet("color: #c0392b")
         self.error.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -99,7 +100,7 @@ class SettingsDialog(QDialog):
         self.save_button = QPushButton("Save profile")
         self.remove_button = QPushButton("Remove")
         self.test_button = QPushButton("Test")
-        self.test_result = QLabel()
+        self.test_result = plain_label()
         self.test_result.setWordWrap(True)
         row = QHBoxLayout()
         for button in (self.new_button, self.save_button, self.remove_button, self.test_button):
