@@ -1,6 +1,7 @@
 """The SQLite journal of runs."""
 
 from .guard import JournalDamaged, JournalError, NotAJournal
-from .store import Journal, RunBusy
+from .ownership import RunBusy
+from .store import Journal
 
 __all__ = ["Journal", "JournalDamaged", "JournalError", "NotAJournal", "RunBusy"]

@@ -169,7 +169,8 @@ def recover(source: Path, target: Path) -> list[str]:
                         seq, ts, type_name, data = row
                         payload = _json(data)
                         if type_name == b"model_called":
-                            payload["messages"] = [_expand(m, texts) for m in payload["messages"]]
+                            payload["messages"] = [expand(m, lambda ref: texts.get(ref, "(lost in the damaged journal)"))
+                                                  for m in payload["messages"]]
                         event = ev.from_payload(type_name.decode(), seq, ts, payload)
                         record.apply(event)
                     except Exception:  # unreadable, or not consistent with what came before
@@ -212,10 +213,12 @@ def _json(data: bytes):
     return json.loads(data.decode("utf-8"))
 
 
-def _expand(message: dict, texts: dict) -> dict:
+def expand(message: dict, text_of) -> dict:
+    """A stored message with its text put back: stored texts are kept once, by hash, and a message
+    names its own by `content_ref`; `text_of(digest)` finds it."""
     ref = message.get("content_ref") if isinstance(message, dict) else None
     if ref is None:
         return message
     out = {k: v for k, v in message.items() if k != "content_ref"}
-    out["content"] = texts.get(ref, "(lost in the damaged journal)")
+    out["content"] = text_of(ref)
     return out

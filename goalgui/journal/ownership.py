@@ -1,0 +1,144 @@
+"""Which process drives a run, and requests to it from other processes.
+
+A driver holds a lease on its run (30 s, renewed every 10 s by the journal's checkpoint thread
+while the process lives, and with every batch it writes). Claiming is one transaction that
+checks and takes the lease; a lease that ran out is free whatever its PID says. Other processes
+ask the driver to pause, cancel or skip through the controls table, which it polls; a request
+it never took is withdrawn, never obeyed later.
+
+A mixin of `Journal`: it uses the journal's connection, lock, host and pid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+
+from ..engine.lifecycle import InputError, RunState
+from ..engine.record import RunRecord
+from .guard import JournalError
+
+LEASE_SECONDS = 30.0
+
+
+class RunBusy(JournalError):
+    """Another live process drives this run."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Ownership:
+    # -- ownership ------------------------------------------------------------
+
+    def claim(self, run_id: str) -> None:
+        """Become the process that drives `run_id`; refuse if a live process already does.
+        One transaction checks and takes the lease, so of two claims at once one wins. Control
+        requests left for an earlier driver are withdrawn: they were meant for a process that
+        is gone, and a cancel that was reported as failed must not take effect days later."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
+                if row is None:
+                    raise JournalError(f"no run {run_id}")
+                if run_id not in self._owned and self._owner_alive(*row):
+                    raise RunBusy(f"run {run_id} is being driven by process {row[1]} on {row[0]}")
+                now = time.time()
+                db.execute("UPDATE runs SET owner_host=?, owner_pid=?, lease_until=? WHERE run_id=?",
+                           (self._host, self._pid, now + LEASE_SECONDS, run_id))
+                if run_id not in self._owned:
+                    db.execute("UPDATE controls SET taken_at=? WHERE run_id=? AND taken_at IS NULL", (-now, run_id))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            self._owned.add(run_id)
+
+    def take(self, run_id: str, refuse: tuple = (RunState.COMPLETE, RunState.CANCELLED), doing: str = "resume"
+             ) -> RunRecord:
+        """Claim `run_id`, then read it: read before the claim, a record could be one that another
+        driver went on from meanwhile (and whose events would then collide). A run in a state of
+        `refuse` is released again with a one-line error."""
+        self.claim(run_id)
+        try:
+            record = self.load(run_id)
+            if record.state in refuse:
+                raise InputError(f"run {run_id} is {record.state.value}: there is nothing to {doing}")
+        except BaseException:
+            self.release(run_id)
+            raise
+        return record
+
+    def renew(self, db: sqlite3.Connection | None = None) -> None:
+        """Extend the lease of every run this process drives (the checkpoint thread calls it)."""
+        owned = list(self._owned)
+        if not owned:
+            return
+        (db or self._db).execute(
+            f"UPDATE runs SET lease_until=? WHERE owner_pid=? AND owner_host=? AND run_id IN ({','.join('?' * len(owned))})",
+            (time.time() + LEASE_SECONDS, self._pid, self._host, *owned))
+
+    def release(self, run_id: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE runs SET owner_host=NULL, owner_pid=NULL, lease_until=NULL"
+                " WHERE run_id=? AND owner_pid=? AND owner_host=?", (run_id, self._pid, self._host))
+            self._owned.discard(run_id)
+
+    def _owner_alive(self, host, pid, lease_until) -> bool:
+        """A live driver renews its lease every few seconds: one that has expired is free whatever
+        its PID says (the PID may have been reused); on this host a dead PID frees it at once."""
+        if pid is None or lease_until is None or lease_until <= time.time():
+            return False
+        if host == self._host:
+            return pid != self._pid and _pid_alive(pid)
+        return True
+
+    # -- controls from other processes -----------------------------------------
+
+    def request_control(self, run_id: str, action: str, **args) -> int:
+        """Ask the process driving `run_id` to pause, resume, cancel or skip (it polls); the request's id."""
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
+                (run_id, action, json.dumps(args), time.time()))
+            return cur.lastrowid
+
+    def withdraw_control(self, control_id: int) -> bool:
+        """Take back a request nobody took; False if its driver took it meanwhile."""
+        with self._lock:
+            cur = self._db.execute("UPDATE controls SET taken_at=? WHERE id=? AND taken_at IS NULL",
+                                   (-time.time(), control_id))
+            return cur.rowcount == 1
+
+    def take_controls(self, run_id: str) -> list[tuple[str, dict]]:
+        """The control requests waiting for `run_id`, oldest first, marked taken."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, action, args FROM controls WHERE run_id=? AND taken_at IS NULL ORDER BY id",
+                (run_id,)).fetchall()
+            if rows:
+                self._db.execute(
+                    f"UPDATE controls SET taken_at=? WHERE id IN ({','.join('?' * len(rows))})",
+                    (time.time(), *[r[0] for r in rows]))
+        return [(action, json.loads(args)) for _, action, args in rows]
+
+    def owner_alive(self, run_id: str) -> bool:
+        """True if another live process drives `run_id`."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return row is not None and run_id not in self._owned and self._owner_alive(*row)
