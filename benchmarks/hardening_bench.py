@@ -7,8 +7,11 @@
    verified goal is executed again after a resume.
 2. The gzip bomb: a loopback server answers with a 1 MB gzip body that inflates to 1 GB; the peak
    memory of the process that receives it (a child, so the figure is its own).
+3. A write lock held elsewhere: while a run on the rehearsal script drives in this process, another
+   process holds the journal's write lock for --hold seconds; the longest the event loop stood
+   still (a 5 ms ticker beside the run), and whether every event landed once the lock was let go.
 
-    .venv/bin/python benchmarks/hardening_bench.py [--kills 24] [--bomb-mb 1000]
+    .venv/bin/python benchmarks/hardening_bench.py [--kills 24] [--bomb-mb 1000] [--hold 3]
 """
 
 from __future__ import annotations
@@ -155,10 +158,73 @@ def bomb(megabytes: int) -> None:
           f"peak memory of the receiving process {int(peak) / 1024:.0f} MB")
 
 
+
+
+def held_lock(seconds: float) -> None:
+    import asyncio
+
+    from goalgui.engine import Limits, Run
+    from goalgui.journal import Journal
+    from goalgui.providers import load_model
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "journal.sqlite3"
+        journal = Journal(path)
+        model, spec = load_model("scripted:rehearsal")
+        writes: list[float] = []  # how long each commit attempt held the loop, busy or not
+        write = journal.write
+
+        def timed_write(*args, **kwargs):
+            began = time.perf_counter()
+            try:
+                return write(*args, **kwargs)
+            finally:
+                writes.append(time.perf_counter() - began)
+
+        journal.write = timed_write
+
+        async def drive() -> tuple[float, float, object]:
+            gaps: list[float] = []
+            stop = asyncio.Event()
+
+            async def tick():
+                last = time.monotonic()
+                while not stop.is_set():
+                    await asyncio.sleep(0.005)
+                    now = time.monotonic()
+                    gaps.append(now - last - 0.005)
+                    last = now
+
+            ticker = asyncio.create_task(tick())
+            await asyncio.sleep(0.05)
+            holder_cmd = [sys.executable, str(ROOT / "benchmarks" / "lock_holder.py"), str(path), str(seconds)]
+            with subprocess.Popen(holder_cmd, stdout=subprocess.PIPE,
+                                  text=True) as holder:
+                holder.stdout.readline()
+                began = time.monotonic()
+                run = Run.create("Plan a small birthday party for a child", model, model_spec=spec,
+                                 limits=Limits(max_goals=25), sink=journal)
+                state = await run.drive()
+                took = time.monotonic() - began
+            stop.set()
+            await ticker
+            return max(gaps), took, (state, run)
+
+        stall, took, (state, run) = asyncio.run(drive())
+        seqs = [e.seq for e in journal.events(run.run_id)]
+        intact = seqs == list(range(1, run.record.last_seq + 1))
+        journal.close()
+    print(f"write lock held elsewhere for {seconds:g} s: {len(writes)} commit attempts on the loop, the longest "
+          f"{max(writes) * 1000:.1f} ms; the loop's longest stall {stall * 1000:.1f} ms (any cause); the run "
+          f"{state.value} after {took:.1f} s with all {len(seqs)} events journaled in order: {intact}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=24)
     parser.add_argument("--bomb-mb", type=int, default=1000)
+    parser.add_argument("--hold", type=float, default=3.0)
     args = parser.parse_args()
+    held_lock(args.hold)
     bomb(args.bomb_mb)
     kills(args.kills)

@@ -253,8 +253,9 @@ def cmd_run(args) -> int:
             return _run_in_window(args, limits, settings)
         print("goalgui: no display to open the window on (DISPLAY is not set): following the run here instead",
               file=sys.stderr)
-    model, spec = load_model(args.model or settings.default_model or DEFAULT_MODEL)
     with _journal(args) as journal:
+        journal.writable()  # before the model loads: a run that cannot be journaled does not start
+        model, spec = load_model(args.model or settings.default_model or DEFAULT_MODEL)
         run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
                          permission_mode=args.permission_mode or "auto-edit", sink=journal,
                          confirmer=_confirmer(args), embedder=embedder_for(model))

@@ -55,7 +55,7 @@ def private_dir(path: Path, *, own: bool = True) -> Path:
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
     if own:
-        _tighten(path, 0o700)
+        tighten(path, 0o700)
     return path
 
 
@@ -65,12 +65,13 @@ def private_file(path: Path, *, own_dir: bool = False) -> Path:
     path = Path(path)
     private_dir(path.parent, own=own_dir)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-    _tighten(path, 0o600)
+    tighten(path, 0o600)
     return path
 
 
-def _tighten(path: Path, mode: int) -> None:
-    """Take away group and other access from a path of the user's own (another's is left alone)."""
+def tighten(path: Path, mode: int = 0o600) -> None:
+    """Take away group and other access from a path of the user's own (another's, or a missing one, is
+    left alone)."""
     try:
         st = path.stat()
         if st.st_uid == os.getuid() and st.st_mode & 0o077:

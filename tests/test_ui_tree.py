@@ -218,3 +218,21 @@ def test_a_reused_result_is_marked_in_the_tree_live_replayed_and_from_the_journa
     goals = json_report(run.record)["goals"]
     assert ["reused finding of g2" in g["note"] for g in goals] == [False, False, False, True]
     assert "[done, reused] Find the market size." in markdown_report(run.record)
+
+
+def test_control_characters_in_a_goal_are_written_out_in_its_cell_and_markup_is_escaped(journal):
+    """A model's goal text never acts on the tree: no raw newline (a row that looks like two goals),
+    escape or bidi override in a cell, and a tooltip with a tag is not rendered as markup."""
+    hostile = "Tidy\x1b]0;pwned\x07 the\nforged row \u202efiles <img src=x> <b>bold</b>"
+    run = Run.create(hostile, FunctionModel(lambda r: well_behaved(r, width=2, leaf_depth=1)), sink=journal)
+    asyncio.run(run.drive())
+    live, replayed, journaled = GoalTreeModel(), GoalTreeModel(), GoalTreeModel()
+    live.load(journal.events(run.run_id))
+    replayed.load_record(run.record)
+    journaled.open_journaled(journal, run.run_id)
+    for model in (live, replayed, journaled):
+        cell = model.data(model.index(0, 0))
+        assert cell.startswith("g1  Tidy") and "\\x1b" in cell and "\\n" in cell, cell
+        assert cell.isprintable(), cell
+        tip = model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+        assert "<b>" not in tip and "&lt;b&gt;" in tip and tip.isprintable(), tip

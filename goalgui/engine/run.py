@@ -195,8 +195,8 @@ class Run:
         return self.record.report(self.clock())
 
     def close(self) -> None:
-        """Write out every pending event."""
-        self.recorder.flush()
+        """Write out every pending event, waiting for the journal if another process holds it."""
+        self.recorder.flush(wait=True)
 
     # -- the tree ------------------------------------------------------------
 
@@ -524,7 +524,11 @@ class Run:
             self._driving = False
             if self.record.state is not RunState.ACTIVE:
                 self._settle_running()
-            self.recorder.flush()
+            try:
+                await self.recorder.drain()  # the loop stays live while another process holds the journal
+            except asyncio.CancelledError:
+                self.recorder.flush(wait=True)
+                raise
         if self.recorder.error is not None:
             raise self.recorder.error
         return self.record.state

@@ -1,7 +1,7 @@
 """The SQLite journal of runs."""
 
-from .guard import JournalDamaged, JournalError, NotAJournal
+from .guard import JournalBusy, JournalDamaged, JournalError, NotAJournal
 from .ownership import RunBusy
 from .store import Journal
 
-__all__ = ["Journal", "JournalDamaged", "JournalError", "NotAJournal", "RunBusy"]
+__all__ = ["Journal", "JournalBusy", "JournalDamaged", "JournalError", "NotAJournal", "RunBusy"]

@@ -10,8 +10,12 @@ events.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
+
+from ..engine.recorder import SinkBusy
 
 APPLICATION_ID = 0x47474A31  # "GGJ1": this file is a goalgui journal
 HEADER = b"SQLite format 3\x00"
@@ -26,6 +30,10 @@ class JournalError(RuntimeError):
 
 class JournalDamaged(JournalError):
     """The file is a damaged journal: nothing more is written into it."""
+
+
+class JournalBusy(JournalError, SinkBusy):
+    """Another process holds the journal's write lock; nothing was written (try again later)."""
 
 
 class NotAJournal(JournalError):
@@ -50,11 +58,64 @@ _CAUSES = {"SQLITE_FULL": "the disk is full", "SQLITE_READONLY": "it is read-onl
 
 def unwritable(path: Path, exc: BaseException) -> JournalError:
     """A write that failed for a cause outside the file's content, named in one line."""
+    return JournalError(f"the journal {path} cannot be written: {_cause(exc)}; the run is kept as far as it was "
+                        "written")
+
+
+def _cause(exc: BaseException) -> str:
     name = getattr(exc, "sqlite_errorname", "") or ""
     cause = _CAUSES.get(name) or next((text for code, text in _CAUSES.items() if name.startswith(code)), None)
     if cause is None:  # SQLite's own words ("no such table: goals"); content is only quoted by damage errors
         cause = f"{name or type(exc).__name__}: {str(exc)[:120]}"
-    return JournalError(f"the journal {path} cannot be written: {cause}; the run is kept as far as it was written")
+    return cause
+
+
+def unreadable(path: Path, exc: BaseException) -> JournalError:
+    """Opening or reading failed for a cause outside the file's content, named in one line."""
+    return JournalError(f"the journal {path} cannot be read: {_cause(exc)}")
+
+
+def unwritable_reason(path: Path) -> str | None:
+    """Why an existing journal can only be read here, or None if it can be written. SQLite writes
+    its -wal and -shm beside the file, so a folder that cannot be written makes it read-only too."""
+    if not os.access(path, os.W_OK):
+        return "it is read-only"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return "its folder is read-only"
+    return None
+
+
+def uri(path: Path, query: str) -> str:
+    """An SQLite URI for `path` ('?' or '#' in a name would otherwise end it)."""
+    return f"file:{quote(str(Path(path).absolute()))}?{query}"
+
+
+def connect_to_read(path: Path, reason: str) -> sqlite3.Connection:
+    """A read-only connection to a journal that cannot be written. In WAL mode SQLite reads through
+    the -shm file; where that cannot be made (a read-only folder), the file is read as immutable,
+    which is only right when no -wal holds changes not yet in the file."""
+    args = dict(uri=True, check_same_thread=False, isolation_level=None, timeout=10)
+    db = sqlite3.connect(uri(path, "mode=ro"), **args)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        db.close()
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise JournalError(f"the journal {path} cannot be read: {reason}, and its latest changes are in {wal}, "
+                           "which SQLite cannot open without writing beside it; copy both files to a folder "
+                           "you can write")
+    return sqlite3.connect(uri(path, "mode=ro&immutable=1"), **args)
+
+
+def is_busy(exc: BaseException) -> bool:
+    return (getattr(exc, "sqlite_errorname", "") or "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
+def busy(path: Path, *, waited: float | None = None) -> JournalBusy:
+    how_long = f" for {waited:g} s" if waited else ""
+    return JournalBusy(f"the journal {path} cannot be written: another process has held its write lock{how_long}")
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -117,7 +178,7 @@ def check(path: Path) -> list[str]:
     """SQLite's integrity check of a journal, opened read-only: [] when it is sound."""
     inspect_file(path)
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = connect_to_read(path, unwritable_reason(path) or "it is opened to read")
         try:
             check_identity(db, path)
             problems = [row[0] for row in db.execute("PRAGMA integrity_check") if row[0] != "ok"]
@@ -148,7 +209,7 @@ def recover(source: Path, target: Path) -> list[str]:
     if target.exists():
         raise JournalError(f"{target} exists: recover into a new file")
     inspect_file(source)
-    db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    db = connect_to_read(source, unwritable_reason(source) or "it is opened to read")
     db.text_factory = bytes  # a damaged text is then bytes to skip, not an error for the whole page
     report = []
     try:

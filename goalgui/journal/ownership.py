@@ -18,7 +18,7 @@ import time
 
 from ..engine.lifecycle import InputError, RunState
 from ..engine.record import RunRecord
-from .guard import JournalError
+from .guard import JournalBusy, JournalError
 
 LEASE_SECONDS = 30.0
 
@@ -45,27 +45,23 @@ class Ownership:
         One transaction checks and takes the lease, so of two claims at once one wins. Control
         requests left for an earlier driver are withdrawn: they were meant for a process that
         is gone, and a cancel that was reported as failed must not take effect days later."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute(
-                    "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
-                if row is None:
-                    raise JournalError(f"no run {run_id}")
-                if run_id not in self._owned and self._owner_alive(*row):
-                    raise RunBusy(f"run {run_id} is being driven by process {row[1]} on {row[0]}")
-                now = time.time()
-                db.execute("UPDATE runs SET owner_host=?, owner_pid=?, lease_until=? WHERE run_id=?",
-                           (self._host, self._pid, now + LEASE_SECONDS, run_id))
-                if run_id not in self._owned:
-                    db.execute("UPDATE controls SET taken_at=? WHERE run_id=? AND taken_at IS NULL", (-now, run_id))
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            self._owned.add(run_id)
+        self.writable()
+
+        def work(db: sqlite3.Connection) -> None:
+            row = db.execute(
+                "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
+            if row is None:
+                raise JournalError(f"no run {run_id}")
+            if run_id not in self._owned and self._owner_alive(*row):
+                raise RunBusy(f"run {run_id} is being driven by process {row[1]} on {row[0]}")
+            now = time.time()
+            db.execute("UPDATE runs SET owner_host=?, owner_pid=?, lease_until=? WHERE run_id=?",
+                       (self._host, self._pid, now + LEASE_SECONDS, run_id))
+            if run_id not in self._owned:
+                db.execute("UPDATE controls SET taken_at=? WHERE run_id=? AND taken_at IS NULL", (-now, run_id))
+
+        self._transaction(work)
+        self._owned.add(run_id)
 
     def take(self, run_id: str, refuse: tuple = (RunState.COMPLETE, RunState.CANCELLED), doing: str = "resume"
              ) -> RunRecord:
@@ -92,11 +88,17 @@ class Ownership:
             (time.time() + LEASE_SECONDS, self._pid, self._host, *owned))
 
     def release(self, run_id: str) -> None:
-        with self._lock:
-            self._db.execute(
+        """Stop driving `run_id`. If the write lock is not to be had now, the lease, no longer
+        renewed, runs out by itself."""
+        self._owned.discard(run_id)
+        if self.read_only:
+            return
+        try:
+            self._transaction(lambda db: db.execute(
                 "UPDATE runs SET owner_host=NULL, owner_pid=NULL, lease_until=NULL"
-                " WHERE run_id=? AND owner_pid=? AND owner_host=?", (run_id, self._pid, self._host))
-            self._owned.discard(run_id)
+                " WHERE run_id=? AND owner_pid=? AND owner_host=?", (run_id, self._pid, self._host)))
+        except JournalBusy:
+            pass
 
     def _owner_alive(self, host, pid, lease_until) -> bool:
         """A live driver renews its lease every few seconds: one that has expired is free whatever
@@ -111,29 +113,33 @@ class Ownership:
 
     def request_control(self, run_id: str, action: str, **args) -> int:
         """Ask the process driving `run_id` to pause, resume, cancel or skip (it polls); the request's id."""
-        with self._lock:
-            cur = self._db.execute(
-                "INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
-                (run_id, action, json.dumps(args), time.time()))
-            return cur.lastrowid
+        self.writable()
+        return self._transaction(lambda db: db.execute(
+            "INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
+            (run_id, action, json.dumps(args), time.time())).lastrowid)
 
     def withdraw_control(self, control_id: int) -> bool:
         """Take back a request nobody took; False if its driver took it meanwhile."""
-        with self._lock:
-            cur = self._db.execute("UPDATE controls SET taken_at=? WHERE id=? AND taken_at IS NULL",
-                                   (-time.time(), control_id))
-            return cur.rowcount == 1
+        return self._transaction(lambda db: db.execute(
+            "UPDATE controls SET taken_at=? WHERE id=? AND taken_at IS NULL", (-time.time(), control_id)).rowcount == 1)
 
     def take_controls(self, run_id: str) -> list[tuple[str, dict]]:
-        """The control requests waiting for `run_id`, oldest first, marked taken."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, action, args FROM controls WHERE run_id=? AND taken_at IS NULL ORDER BY id",
-                (run_id,)).fetchall()
+        """The control requests waiting for `run_id`, oldest first, marked taken. None now if
+        another process holds the write lock and this thread may not wait (see `_transaction`)."""
+        def work(db: sqlite3.Connection) -> list:
+            rows = db.execute("SELECT id, action, args FROM controls WHERE run_id=? AND taken_at IS NULL ORDER BY id",
+                              (run_id,)).fetchall()
             if rows:
-                self._db.execute(
-                    f"UPDATE controls SET taken_at=? WHERE id IN ({','.join('?' * len(rows))})",
-                    (time.time(), *[r[0] for r in rows]))
+                db.execute(f"UPDATE controls SET taken_at=? WHERE id IN ({','.join('?' * len(rows))})",
+                           (time.time(), *[r[0] for r in rows]))
+            return rows
+
+        if self.read_only:
+            return []
+        try:
+            rows = self._transaction(work)
+        except JournalBusy:
+            return []  # asked again at the next poll
         return [(action, json.loads(args)) for _, action, args in rows]
 
     def owner_alive(self, run_id: str) -> bool:

@@ -8,6 +8,7 @@ synchronous=NORMAL keeps every committed batch through a killed process.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -24,11 +25,13 @@ from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
 from ..engine.record import INTERRUPTED, REUSED, RunRecord, interruption, plot_marks
 from . import guard
-from .guard import JournalDamaged, JournalError
+from .guard import JournalBusy, JournalDamaged, JournalError
 from .ownership import LEASE_SECONDS, Ownership
 
 SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+WRITE_WAIT_MS = 3  # the longest a write waits for SQLite's write lock holding the connection
+BUSY_SECONDS = 10.0  # how long a caller that may wait keeps trying for the write lock
 CHECKPOINT_SECONDS = 0.5  # how often the WAL is copied back into the database
 READ_PAGE = 5000  # events read from SQLite at a time
 
@@ -98,6 +101,15 @@ CREATE TABLE IF NOT EXISTS controls (
 );
 """
 
+def _loop_running() -> bool:
+    """True on a thread that runs an event loop (the engine's, qasync's in the window)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_goal ON events (run_id, goal_id) WHERE goal_id IS NOT NULL;
 """
@@ -128,34 +140,44 @@ class Journal(Ownership):
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        from ..paths import private_file
+        from ..paths import data_dir, private_file, tighten
 
         # a directory, someone else's file, an emptied one: refused, left as they are
         new = guard.inspect_file(self.path)
-        from ..paths import data_dir
-
         ours = self.path.parent == data_dir()
+        # Where the file or its folder cannot be written (SQLite keeps its -wal and -shm beside the
+        # file), the journal is opened to read: runs, export and the window still work.
+        self.read_only: str | None = None if new else guard.unwritable_reason(self.path)
         if new:  # 0600 from its first byte: it holds prompts, results and tool output
             private_file(self.path, own_dir=ours)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
         self.damaged: str | None = None  # why, once SQLite said the file is damaged: no more writes
+        try:
+            if self.read_only:
+                self._db = guard.connect_to_read(self.path, self.read_only)
+            else:
+                self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
+        except sqlite3.DatabaseError as exc:
+            raise guard.unreadable(self.path, exc) from None
         try:
             self._open()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if guard.is_damage(exc):
                 raise guard.damaged(self.path, guard.damage_reason(exc)) from None
-            raise
+            raise guard.unreadable(self.path, exc) from None
         except JournalError:
             self._db.close()
             raise
-        if not new:
-            private_file(self.path, own_dir=ours)  # a journal of ours from before: made private now
+        if not new and not self.read_only:  # a journal of ours from before: made private now
+            private_file(self.path, own_dir=ours)
+            for side in ("-wal", "-shm"):  # SQLite makes them with the file's mode: tighten old ones too
+                tighten(Path(f"{self.path}{side}"))  # never created here: another process may be removing them
         self._checkpoint_wanted = threading.Event()
         self._closing = False
         self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="goalgui-journal-checkpoint",
                                               daemon=True)
-        self._checkpointer.start()
+        if not self.read_only:
+            self._checkpointer.start()
 
     def _open(self) -> None:
         self._lock = threading.RLock()
@@ -170,6 +192,11 @@ class Journal(Ownership):
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise JournalError(f"{self.path} was written by a newer goalgui (schema {version})")
+            if self.read_only:
+                if version < SCHEMA_VERSION:
+                    raise JournalError(f"the journal {self.path} must be upgraded to schema {SCHEMA_VERSION} "
+                                       f"first, which writes to it, and {self.read_only}")
+                return
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
@@ -244,6 +271,9 @@ class Journal(Ownership):
 
     def close(self) -> None:
         with self._lock:
+            if self.read_only:
+                self._db.close()
+                return
             for run_id in list(self._owned):
                 self.release(run_id)
             self._closing = True
@@ -263,10 +293,58 @@ class Journal(Ownership):
 
     # -- writing ---------------------------------------------------------------
 
-    def write(self, run_id: str, events: Sequence[ev.Event], snapshot: dict | None = None) -> None:
+    def writable(self) -> None:
+        """Raise, in one line, if nothing can be written here (a read-only file or folder)."""
+        if self.read_only:
+            raise JournalError(f"the journal {self.path} cannot be written: {self.read_only}; "
+                               "it can be read (runs, export, the window)")
+
+    def write(self, run_id: str, events: Sequence[ev.Event], snapshot: dict | None = None, *,
+              wait: bool | None = None) -> None:
         """Commit one batch of a run's events with its projections, atomically. `snapshot`
-        (the run's totals after the batch, `RunRecord.snapshot()`) goes into the plots' series."""
-        self.store(self.prepare(run_id, events, snapshot))
+        (the run's totals after the batch, `RunRecord.snapshot()`) goes into the plots' series.
+        Raises JournalBusy, having written nothing, if another process holds the write lock and
+        the caller may not wait (see `_transaction`)."""
+        self.store(self.prepare(run_id, events, snapshot), wait)
+
+    def _transaction(self, work, *, wait: bool | None = None):
+        """`work(db)` in one write transaction on this journal's connection, its result returned.
+
+        Another process may hold the write lock (a writer of its own, or a stuck one). The connection
+        waits for it only a few ms (WRITE_WAIT_MS) and never sleeps holding the connection's lock.
+        Then a caller that may not wait gets JournalBusy at once, with nothing written; by default
+        that is any caller on a thread running an event loop (the engine's, the window's: it stays
+        live, and the recorder tries again shortly). Others retry after growing pauses, up to
+        BUSY_SECONDS, then get JournalBusy too."""
+        if wait is None:
+            wait = not _loop_running()
+        deadline = time.monotonic() + BUSY_SECONDS
+        pause = 0.005
+        while True:
+            with self._lock:
+                db = self._db
+                db.execute(f"PRAGMA busy_timeout={WRITE_WAIT_MS}")
+                try:
+                    try:
+                        db.execute("BEGIN IMMEDIATE")
+                    except sqlite3.OperationalError as exc:
+                        if not guard.is_busy(exc):
+                            raise
+                    else:
+                        try:
+                            result = work(db)
+                            db.execute("COMMIT")
+                            return result
+                        except BaseException:
+                            if db.in_transaction:  # SQLite may have rolled back itself (a full disk): keep the cause
+                                db.execute("ROLLBACK")
+                            raise
+                finally:
+                    db.execute("PRAGMA busy_timeout=10000")  # reads may wait (a WAL being recovered)
+            if not wait or time.monotonic() >= deadline:
+                raise guard.busy(self.path, waited=BUSY_SECONDS if wait else None)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def prepare(self, run_id: str, events: Sequence[ev.Event], snapshot: dict | None = None) -> _Batch:
         """The rows one batch writes (pure Python: encoding and projections), ready for `store`."""
@@ -350,66 +428,65 @@ class Journal(Ownership):
             row[at + 4] = note
         row[at + 5] += children
 
-    def store(self, batch: _Batch) -> None:
+    def store(self, batch: _Batch, wait: bool | None = None) -> None:
         """Commit a prepared batch: events, projections and the run's row in one transaction.
-        Never into a file SQLite said is damaged."""
+        Never into a file SQLite said is damaged. See `_transaction` for `wait`."""
         if self.damaged:
             raise guard.damaged(self.path, self.damaged)
+        self.writable()
         try:
-            self._store(batch)
+            self._store(batch, wait)
         except sqlite3.DatabaseError as exc:
             if guard.is_damage(exc):
                 self.damaged = guard.damage_reason(exc)
                 raise guard.damaged(self.path, self.damaged) from None
             raise guard.unwritable(self.path, exc) from None
 
-    def _store(self, batch: _Batch) -> None:
+    def _store(self, batch: _Batch, wait: bool) -> None:
         run_id, started = batch.run_id, batch.started
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if started is not None:
-                    db.execute(
-                        "INSERT INTO runs (run_id, objective, strategy, model, state, started_at, updated_at,"
-                        " owner_host, owner_pid, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (run_id, started.objective, started.strategy, started.model, "active", started.ts,
-                         started.ts, self._host, self._pid, time.time() + LEASE_SECONDS),
-                    )
-                    self._owned.add(run_id)
-                if batch.texts:
-                    db.executemany("INSERT OR IGNORE INTO texts (hash, text) VALUES (?,?)", batch.texts)
-                db.executemany("INSERT INTO events (run_id, seq, ts, type, data, goal_id) VALUES (?,?,?,?,?,?)",
-                               batch.rows)
-                if batch.goal_inserts:
-                    db.executemany(
-                        "INSERT INTO goals (run_id, goal_id, ord, parent_id, depth, text, status, tokens, attempts,"
-                        " result_chars, note, children) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", batch.goal_inserts)
-                if batch.goal_updates:
-                    db.executemany(
-                        "UPDATE goals SET status=coalesce(?, status), tokens=tokens+?, attempts=coalesce(?, attempts),"
-                        " result_chars=coalesce(?, result_chars), note=coalesce(?, note),"
-                        " children=children+? WHERE run_id=? AND goal_id=?",
-                        batch.goal_updates)
-                if batch.series is not None:
-                    db.execute("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", batch.series)
-                tokens, goals, run_fields = batch.tokens, batch.goals, batch.run_fields
-                sets = ["updated_at=?", "last_seq=?", "tokens=tokens+?", "goals=goals+?"]
-                args: list = [batch.last_ts, batch.last_seq, tokens, goals]
-                for name, value in run_fields.items():
-                    sets.append(f"{name}=?")
-                    args.append(value)
-                if run_id in self._owned:
-                    sets.append("lease_until=?")
-                    args.append(time.time() + LEASE_SECONDS)
-                db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id=?", (*args, run_id))
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:  # SQLite may have rolled back itself (a full disk): keep the cause
-                    db.execute("ROLLBACK")
-                for _digest, content in batch.texts:  # not stored after all: store it next time
-                    self._text_hashes.pop(content, None)
-                raise
+
+        def work(db: sqlite3.Connection) -> None:
+            if started is not None:
+                db.execute(
+                    "INSERT INTO runs (run_id, objective, strategy, model, state, started_at, updated_at,"
+                    " owner_host, owner_pid, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, started.objective, started.strategy, started.model, "active", started.ts,
+                     started.ts, self._host, self._pid, time.time() + LEASE_SECONDS),
+                )
+            if batch.texts:
+                db.executemany("INSERT OR IGNORE INTO texts (hash, text) VALUES (?,?)", batch.texts)
+            db.executemany("INSERT INTO events (run_id, seq, ts, type, data, goal_id) VALUES (?,?,?,?,?,?)",
+                           batch.rows)
+            if batch.goal_inserts:
+                db.executemany(
+                    "INSERT INTO goals (run_id, goal_id, ord, parent_id, depth, text, status, tokens, attempts,"
+                    " result_chars, note, children) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", batch.goal_inserts)
+            if batch.goal_updates:
+                db.executemany(
+                    "UPDATE goals SET status=coalesce(?, status), tokens=tokens+?, attempts=coalesce(?, attempts),"
+                    " result_chars=coalesce(?, result_chars), note=coalesce(?, note),"
+                    " children=children+? WHERE run_id=? AND goal_id=?",
+                    batch.goal_updates)
+            if batch.series is not None:
+                db.execute("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", batch.series)
+            sets = ["updated_at=?", "last_seq=?", "tokens=tokens+?", "goals=goals+?"]
+            args: list = [batch.last_ts, batch.last_seq, batch.tokens, batch.goals]
+            for name, value in batch.run_fields.items():
+                sets.append(f"{name}=?")
+                args.append(value)
+            if run_id in self._owned or started is not None:
+                sets.append("lease_until=?")
+                args.append(time.time() + LEASE_SECONDS)
+            db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id=?", (*args, run_id))
+
+        try:
+            self._transaction(work, wait=wait)
+        except BaseException:
+            for _digest, content in batch.texts:  # not stored after all: store it next time
+                self._text_hashes.pop(content, None)
+            raise
+        if started is not None:
+            self._owned.add(run_id)
 
     # -- reading ---------------------------------------------------------------
 

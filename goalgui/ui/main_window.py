@@ -33,6 +33,7 @@ from ..engine.record import INTERRUPTED, RunRecord, goal_from_events, plot_marks
 from ..engine.run import Run
 from ..journal import JournalError
 from ..report import health
+from ..terminal import shown
 from .bridge import EventBridge
 from .budget_panel import BudgetPanel
 from .confirm_dialog import DialogConfirmer
@@ -495,7 +496,10 @@ class MainWindow(QMainWindow):
             if waiting != self._tray_waiting:
                 self.tray.setIcon(app_icon(waiting))
                 self._tray_waiting = waiting
-        self.setWindowTitle(("⏳ " if waiting else "") + (f"goalgui — {objective[:60]}" if objective else "goalgui"))
+        title = f"goalgui — {shown(objective)[:60]}" if objective else "goalgui"
+        if self.journal.read_only:  # runs can be watched and exported, not started
+            title += " (read-only journal)"
+        self.setWindowTitle(("⏳ " if waiting else "") + title)
 
     def _selected_goal_id(self) -> str | None:
         index = self.tree.selectionModel().currentIndex()
@@ -614,6 +618,7 @@ class MainWindow(QMainWindow):
         A local model loads its weights on its own thread at the first call, not here."""
         from ..providers import embedder_for, load_model
 
+        self.journal.writable()  # a read-only journal: said before anything starts
         model, spec = load_model(goal["model"])
         return Run.create(goal["objective"], model, model_spec=spec, strategy=goal["strategy"],
                           limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
@@ -622,7 +627,7 @@ class MainWindow(QMainWindow):
     def start_goal(self, goal: dict) -> Run | None:
         try:
             run = self.create_run(goal)
-        except InputError as exc:
+        except (InputError, JournalError) as exc:
             self.statusBar().showMessage(str(exc), 10000)
             return None
         self.run_goal(run)

@@ -21,6 +21,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ..engine import events as ev
 from ..engine.record import REUSED
+from ..terminal import shown
 
 COLUMNS = ("Goal", "Parent", "Depth", "Status", "Tokens", "Attempts", "Result")
 STATUS_MARK = {"pending": "○", "running": "▶", "done": "✔", "failed": "✘", "skipped": "⤼", "abandoned": "—"}
@@ -40,6 +41,20 @@ _STATUS_ORDER = {status: i for i, status in enumerate(("running", "pending", "fa
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _BRUSHES = {status: QBrush(QColor(colour)) for status, colour in STATUS_COLOUR.items()}
 FIRST_CHANGING = 3  # columns from status on change in place; id, parent and depth never do
+
+
+def _cell(text: str) -> str:
+    """A model's goal text as one harmless line: control characters written out (\\n, \\x1b)."""
+    return text if text.isprintable() else shown(text)
+
+
+def _tooltip(text: str) -> str:
+    """A tooltip is read as rich text when it looks like markup: a text with a tag is escaped."""
+    if "<" not in text:
+        return text
+    import html
+
+    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
 
 
 @dataclass(slots=True)
@@ -95,7 +110,7 @@ class GoalTreeModel(QAbstractItemModel):
         for g in record.goals.values():  # creation order: parents first
             parent = nodes[g.parent_id] if g.parent_id is not None else None
             siblings = parent.children if parent is not None else self._roots
-            node = _Node(g.id, g.parent_id, g.depth, g.text, g.status.value, g.tokens, g.attempts, len(g.result),
+            node = _Node(g.id, g.parent_id, g.depth, _cell(g.text), g.status.value, g.tokens, g.attempts, len(g.result),
                          row=len(siblings), reused=REUSED in g.note)
             siblings.append(node)
             if parent is not None:
@@ -106,7 +121,7 @@ class GoalTreeModel(QAbstractItemModel):
     def _adopt(self, parent: _Node | None, rows) -> None:
         siblings = parent.children if parent is not None else self._roots
         for goal_id, depth, text, status, tokens, attempts, result_chars, child_count, reused in rows:
-            node = _Node(goal_id, parent.goal_id if parent is not None else None, depth, text, status, tokens,
+            node = _Node(goal_id, parent.goal_id if parent is not None else None, depth, _cell(text), status, tokens,
                          attempts, result_chars, row=len(siblings), child_count=child_count, reused=bool(reused))
             siblings.append(node)
             self._nodes[goal_id] = node
@@ -225,7 +240,7 @@ class GoalTreeModel(QAbstractItemModel):
         parent_index = self._index(parent, 0) if parent is not None else QModelIndex()
         self.beginInsertRows(parent_index, first, first + len(goals) - 1)
         for offset, e in enumerate(goals):
-            node = _Node(e.goal_id, parent_id, e.depth, e.text, row=first + offset)
+            node = _Node(e.goal_id, parent_id, e.depth, _cell(e.text), row=first + offset)
             siblings.append(node)
             self._nodes[e.goal_id] = node
         if parent is not None:
@@ -307,7 +322,7 @@ class GoalTreeModel(QAbstractItemModel):
         if role == _ALIGNMENT:
             return _RIGHT if column >= 2 and column != 3 else None
         if role == _TOOLTIP:
-            return node.text
+            return _tooltip(node.text)
         if role == GOAL_ID_ROLE:
             return node.goal_id
         if role == SORT_ROLE:
