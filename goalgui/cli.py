@@ -18,12 +18,11 @@ from . import paths
 from .cli_admin import cmd_journal, cmd_profiles
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
-from .engine.run import Run, check_strategy
+from .engine.permissions import PERMISSION_MODES
+from .engine.run import Run
+from .engine.strategies import check_strategy
+from .runs import EXIT_BAD_INPUT, EXIT_INTERNAL, cancel_run, exit_code, poll_controls, resume_run, start_run
 from .terminal import shown
-
-EXIT = {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}
-EXIT_BAD_INPUT, EXIT_INTERNAL = 2, 1
-CONTROL_POLL = 0.25  # seconds between looks at control requests from other processes
 DEFAULT_MODEL = "local"
 
 log = logging.getLogger("goalgui")
@@ -57,7 +56,7 @@ def _budget_flags(p: argparse.ArgumentParser, with_depth: bool) -> None:
     p.add_argument("--token-budget", type=_positive, help="stop at this many tokens")
     p.add_argument("--turn-budget", type=_positive, help="stop after this many turns")
     p.add_argument("--time-budget", type=_duration, help="active time limit: 90s, 10m, 2h")
-    p.add_argument("--permission-mode", choices=["ask", "auto-edit", "auto", "plan"])
+    p.add_argument("--permission-mode", choices=list(PERMISSION_MODES))
     p.add_argument("--journal", help="journal file (default: in the user data dir)")
     p.add_argument("--json", action="store_true", help="print the run report as JSON on stdout")
     p.add_argument("--yes", action="store_true", help="approve every confirmation as proposed")
@@ -70,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="start a run and drive it here")
     run.add_argument("objective")
+    run.add_argument("--workspace", help="the folder the run's tools act in (default: a new folder for the run "
+                                         "in the user data dir)")
     run.add_argument("--strategy", default="goal-stack")
     run.add_argument("--model", default=None, help="local | scripted:NAME|FILE.json | python:FILE.py:ATTR | ...")
     run.add_argument("--window", action="store_true",
@@ -237,8 +238,6 @@ def _confirmer(args):
 
 
 def cmd_run(args) -> int:
-    from .providers import embedder_for, load_model
-
     validate_objective(args.objective)
     check_strategy(args.strategy)
     limits = Limits().merged(max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
@@ -254,11 +253,9 @@ def cmd_run(args) -> int:
         print("goalgui: no display to open the window on (DISPLAY is not set): following the run here instead",
               file=sys.stderr)
     with _journal(args) as journal:
-        journal.writable()  # before the model loads: a run that cannot be journaled does not start
-        model, spec = load_model(args.model or settings.default_model or DEFAULT_MODEL)
-        run = Run.create(args.objective, model, model_spec=spec, strategy=args.strategy, limits=limits,
-                         permission_mode=args.permission_mode or "auto-edit", sink=journal,
-                         confirmer=_confirmer(args), embedder=embedder_for(model))
+        run = start_run(journal, args.objective, model=args.model or settings.default_model or DEFAULT_MODEL,
+                        strategy=args.strategy, limits=limits, permission_mode=args.permission_mode or "auto-edit",
+                        confirmer=_confirmer(args), workspace=args.workspace)
         return _drive(run, journal, args)
 
 
@@ -269,23 +266,16 @@ def _run_in_window(args, limits, settings) -> int:
         settings.journal = args.journal
     goal = {"objective": args.objective, "criteria": "", "strategy": args.strategy,
             "model": args.model or settings.default_model or DEFAULT_MODEL, "limits": limits,
-            "mode": args.permission_mode or settings.default_permission_mode}
+            "mode": args.permission_mode or settings.default_permission_mode, "workspace": args.workspace}
     return window(journal_path=args.journal, start=goal, exit_when_done=args.exit_when_done)
 
 
 def cmd_resume(args) -> int:
-    from .providers import embedder_for, load_model
-
     with _journal(args) as journal:
-        run_id = journal.resolve(args.run)
-        record = journal.take(run_id)
-        model, spec = load_model(args.model or record.model)
-        run = Run.restore(record, model, sink=journal, confirmer=_confirmer(args), embedder=embedder_for(model))
-        run.set_limits(max_goals=args.max_goals, tokens=args.token_budget, turns=args.turn_budget,
-                       seconds=args.time_budget)
-        if args.permission_mode:
-            run.set_permission_mode(args.permission_mode)
-        run.resume()
+        limits = {"max_goals": args.max_goals, "tokens": args.token_budget, "turns": args.turn_budget,
+                  "seconds": args.time_budget}
+        run = resume_run(journal, journal.resolve(args.run), model=args.model, confirmer=_confirmer(args),
+                         limits=limits, permission_mode=args.permission_mode)
         return _drive(run, journal, args)
 
 
@@ -314,7 +304,7 @@ def _drive(run: Run, journal, args) -> int:
               "--max-goals N / --token-budget N / ...", file=sys.stderr)
     elif state is RunState.COMPLETE and not args.json:
         print(f"complete ({run.record.outcome}); report: goalgui export {run.run_id} --format md")
-    return EXIT.get(state, EXIT_INTERNAL)
+    return exit_code(state)
 
 
 STOP_SIGNALS = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
@@ -339,11 +329,11 @@ async def _drive_async(run: Run, journal) -> RunState:
         signalled.append(why)
         if len(signalled) > 1:
             os.write(2, f"goalgui: {why} again: stopping now; resume with: goalgui resume {run.run_id}\n".encode())
-            os._exit(EXIT.get(RunState.PAUSED, 3))
+            os._exit(exit_code(RunState.PAUSED))
         loop.call_soon_threadsafe(interrupt, why)
 
     previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
-    poller = loop.create_task(_poll_controls(run, journal))
+    poller = loop.create_task(poll_controls(run, journal))
     try:
         return await run.drive()
     finally:
@@ -352,56 +342,10 @@ async def _drive_async(run: Run, journal) -> RunState:
             signal.signal(sig, old)
 
 
-async def _poll_controls(run: Run, journal) -> None:
-    """Apply pause/cancel/skip/limits requests that other processes left in the journal."""
-    while True:
-        await asyncio.sleep(CONTROL_POLL)
-        for action, args in await asyncio.to_thread(journal.take_controls, run.run_id):
-            try:
-                if action == "pause" and run.state is RunState.ACTIVE:
-                    run.pause(args.get("reason", "paused from another process"))
-                elif action == "cancel" and run.state is not RunState.CANCELLED:
-                    run.cancel(args.get("reason", "cancelled from another process"))
-                elif action == "skip":
-                    run.skip(args.get("goal_id"))
-                elif action == "limits":
-                    run.set_limits(**args)
-            except Exception as exc:
-                log.warning("control %s on run %s refused: %s", action, run.run_id, exc)
-
-
 def cmd_cancel(args) -> int:
     with _journal(args) as journal:
-        run_id = journal.resolve(args.run)
-        if journal.owner_alive(run_id):
-            control = journal.request_control(run_id, "cancel", reason="cancelled by user")
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                if journal.runs(run_id)[0]["state"] == "cancelled":
-                    print(f"run {run_id} cancelled")
-                    return 0
-                time.sleep(0.1)
-            if journal.withdraw_control(control):  # a cancel that failed must not act later
-                raise InputError(f"run {run_id} is driven by another process that did not answer; "
-                                 "the cancel was withdrawn (once that process is gone, cancel it again)")
-            raise InputError(f"run {run_id}: its driver took the cancel but has not finished it yet; "
-                             "look again with: goalgui runs")
-        record = journal.take(run_id, doing="cancel")
-        run = Run.restore(record, _NoModel(), sink=journal)
-        run.cancel()
-        run.close()
-        journal.release(run_id)
-        print(f"run {run_id} cancelled")
+        print(cancel_run(journal, journal.resolve(args.run)))
         return 0
-
-
-class _NoModel:
-    """Cancelling needs no model; this one refuses to be called."""
-
-    name = "none"
-
-    async def complete(self, request):
-        raise RuntimeError("no model is loaded for this command")
 
 
 def cmd_runs(args) -> int:

@@ -13,7 +13,7 @@ from .terminal import shown
 
 
 def cmd_profiles(args) -> int:
-    from .settings import NEEDS_KEY, Profile, Settings, delete_key, find_key, key_source, store_key
+    from .settings import NEEDS_KEY, Profile, Settings, delete_key, key_source, store_key
 
     settings = Settings.load()
     if args.action == "list":

@@ -51,6 +51,10 @@ def markdown_report(record: RunRecord) -> str:
         f"| tokens | {m['tokens']:,} ({m['tokens_in']:,} in, {m['tokens_out']:,} out"
         + (f", {m['tokens_estimated']:,} estimated" if m["tokens_estimated"] else "") + ") |",
         f"| turns / model calls | {m['turns']} / {m['model_calls']} |",
+        # the JSON report's keys are a contract (DESIGN.md): tool calls and the workspace are told here
+        f"| tool calls | {record.metrics.tool_calls}"
+        + (f" ({record.metrics.tool_errors} not run or failed)" if record.metrics.tool_errors else "") + " |",
+        f"| workspace | {shown(record.options.get('workspace') or '-')} |",
         f"| goals | {m['goals_created']}, deepest depth {m['max_depth_reached']} |",
         f"| leaves done : failed | {h['leaves_done']} : {h['leaves_failed']} |",
         f"| decompositions that fell through | {h['fell_through']} |",
@@ -74,6 +78,8 @@ def markdown_report(record: RunRecord) -> str:
                      + (f", {g['attempts']} attempts" if g["attempts"] > 1 else "") + ")")
         if g["note"]:
             lines.append(f"{indent}  - note: {shown(g['note'])}")
+        for name, decision, ok, brief in record.tool_log.get(g["id"], ()):
+            lines.append(f"{indent}  - tool {shown(name)}({shown(brief)}): {decision}{'' if ok else ', not done'}")
         if g["result"]:
             result = shown(" ".join(g["result"].split("\n")))
             lines.append(f"{indent}  - result: {result[:600]}{'...' if len(result) > 600 else ''}")

@@ -19,7 +19,8 @@ from pathlib import Path
 import tomli_w
 
 from . import paths
-from .engine.lifecycle import InputError, validate_permission_mode
+from .engine.lifecycle import InputError
+from .engine.permissions import validate_permission_mode
 
 SERVICE = "goalgui"
 KINDS = ("openai", "anthropic", "ollama")

@@ -9,7 +9,7 @@ import sys
 from typing import Sequence, TextIO
 
 from .engine import events as ev
-from .engine.confirm import ConfirmationAnswer, ConfirmationRequest
+from .engine.confirm import ConfirmationAnswer, ConfirmationRequest, Outcome
 from .engine.record import RunRecord
 
 # C0 and C1 controls, DEL, and the Unicode marks that reorder or hide text (bidi overrides and
@@ -64,6 +64,11 @@ class TerminalView:
                 out.append(f"budget {e.budget} past 75% ({e.used:,.0f} of {e.limit:,.0f}): converging")
             elif t is ev.ConfirmationAsked:
                 out.append(f"waiting for confirmation: {e.kind.replace('_', ' ')}")
+            elif t is ev.ToolCalled:
+                depth = goals[e.goal_id].depth + 1 if e.goal_id in goals else 1
+                brief = shown(", ".join(f"{k}={str(v)[:40]}" for k, v in list(e.arguments.items())[:2]))
+                result = shown(e.result.split("\n", 1)[0][:60])
+                out.append(f"{'  ' * depth}  tool {shown(e.name)}({brief[:100]}): {e.decision} -> {result}")
         if not out and not self.live:
             return
         text = "".join(line + "\n" for line in out)
@@ -138,9 +143,35 @@ class TerminalConfirmer:
         finally:
             loop.remove_reader(fd)
 
+    async def _tool(self, request: ConfirmationRequest) -> ConfirmationAnswer:
+        """Allow once [a], allow this tool for the rest of the run [r], deny [d REASON]: nothing by default."""
+        p, w = request.proposal, self.stream.write
+        w(f"\nThe model wants to use {shown(p.get('tool', ''))} ({shown(p.get('effect', ''))}):\n")
+        for line in str(p.get("preview", "")).splitlines()[:40]:
+            w(f"  {shown(line)}\n")
+        w(f"Allow once [a], allow {shown(p.get('tool', ''))} for the rest of the run [r], or deny [d, then a reason "
+          "the model sees]: ")
+        self.stream.flush()
+        while True:
+            line = await self._read_line()
+            if line == "":
+                return ConfirmationAnswer.abort()
+            answer = line.strip()
+            word, _, reason = answer.partition(" ")
+            if word.lower() in ("a", "allow", "y", "yes"):
+                return ConfirmationAnswer.approve(request.mode)
+            if word.lower() in ("r", "run", "always"):
+                return ConfirmationAnswer.approve(request.mode, always=True)
+            if word.lower() in ("d", "n", "no", "deny"):
+                return ConfirmationAnswer(Outcome.DECLINED, None, {"reason": reason.strip()} if reason.strip() else {})
+            w("Please answer a, r or d: ")
+            self.stream.flush()
+
     async def __call__(self, request: ConfirmationRequest) -> ConfirmationAnswer:
         p = request.proposal
         w = self.stream.write
+        if request.kind == "tool":
+            return await self._tool(request)
         if request.kind == "subgoals":
             w(f"\nThe model wants to split: {shown(p['parent'])}\n")
             for i, text in enumerate(p["subgoals"], 1):

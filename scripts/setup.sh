@@ -11,9 +11,9 @@ TEST=0
 APT_PACKAGES="libegl1 libgl1 libx11-6 libx11-xcb1 libdbus-1-3 libfontconfig1 libfreetype6
 libglib2.0-0 libxkbcommon0 libxkbcommon-x11-0 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0
 libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0
-libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core build-essential"
-# the tests also drive the window on a real X server, and mount folders read-only with bubblewrap
-[ "$TEST" = 1 ] && APT_PACKAGES="$APT_PACKAGES xvfb xauth bubblewrap"
+libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core build-essential bubblewrap"
+# the tests also drive the window on a real X server (bubblewrap, above, is the shell tool's sandbox)
+[ "$TEST" = 1 ] && APT_PACKAGES="$APT_PACKAGES xvfb xauth"
 
 missing=""
 for p in $APT_PACKAGES; do

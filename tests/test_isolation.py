@@ -13,7 +13,9 @@ class Block:
             raise ImportError('blocked for this test: ' + name)
         return None
 sys.meta_path.insert(0, Block())
-import goalgui.engine, goalgui.engine.goal_stack, goalgui.engine.memory, goalgui.engine.run
+import pkgutil, importlib, goalgui.engine
+for info in pkgutil.walk_packages(goalgui.engine.__path__, 'goalgui.engine.'):
+    importlib.import_module(info.name)  # every module, sub-packages included
 from goalgui.engine import Model, ModelRequest, ModelReply, Usage, GoalView
 from goalgui.engine import RateLimited, ProviderUnavailable, AuthenticationFailed, BadResponse, ProviderError
 bad = sorted(m for m in sys.modules if m.split('.')[0] in {'PySide6', 'httpx', 'sqlite3', 'qasync', 'pyqtgraph'})
@@ -29,9 +31,14 @@ def test_engine_imports_without_qt_httpx_or_sqlite():
 
 
 def test_no_engine_module_names_a_forbidden_import():
-    forbidden = ("PySide6", "httpx", "sqlite3", "qasync", "pyqtgraph")
-    for path in (ROOT / "goalgui" / "engine").glob("*.py"):
+    # nor anything of goalgui's outer layers: the engine imports none of them (DESIGN.md, Layers)
+    forbidden = ("PySide6", "httpx", "sqlite3", "qasync", "pyqtgraph", "subprocess", "goalgui")
+    paths = sorted((ROOT / "goalgui" / "engine").rglob("*.py"))
+    assert any(p.parent.name == "strategies" for p in paths)  # sub-packages are scanned too
+    for path in paths:
         for line in path.read_text().splitlines():
             words = line.strip().split()
             if words[:1] in (["import"], ["from"]) and len(words) > 1:
                 assert words[1].split(".")[0] not in forbidden, f"{path.name}: {line}"
+                assert not words[1].startswith("..." if path.parent.name != "engine" else ".."), \
+                    f"{path.name} reaches out of the engine: {line}"

@@ -197,14 +197,14 @@ async def test_time_travel_rebuilds_the_run_as_it_was_at_any_event(journal):
 
 
 async def test_events_are_read_a_page_at_a_time_in_order(journal, monkeypatch):
-    from goalgui.journal import store
+    from goalgui.journal import reading
 
     run = await finished_run(journal, width=3)
     everything = [e.seq for e in journal.events(run.run_id)]
-    monkeypatch.setattr(store, "READ_PAGE", 7)
+    monkeypatch.setattr(reading, "READ_PAGE", 7)
     assert [e.seq for e in journal.events(run.run_id)] == everything == list(range(1, run.record.last_seq + 1))
     assert [e.seq for e in journal.events(run.run_id, after=5, upto=30)] == list(range(6, 31))
     assert journal.load(run.run_id, upto=21).last_seq == 21
     g1 = [e.seq for e in journal.goal_events(run.run_id, "g1")]
-    monkeypatch.setattr(store, "READ_PAGE", 2)
+    monkeypatch.setattr(reading, "READ_PAGE", 2)
     assert [e.seq for e in journal.goal_events(run.run_id, "g1")] == g1

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from goalgui.engine import Limits, Run, RunState, prompts, prompts_small
-from goalgui.engine.goal_stack import plan_first
+from goalgui.engine.strategies.goal_stack import plan_first
 
 from .models import FunctionModel, well_behaved
 

@@ -19,10 +19,13 @@ from .model import (
     RateLimited,
     Usage,
 )
+from .permissions import Action, Decision, PermissionMode, decide
 from .record import Goal, GoalStatus, RunRecord
-from .run import Run, check_strategy
+from .run import Run
+from .strategies import check_strategy
 
 __all__ = [
+    "Action", "Decision", "PermissionMode", "decide",
     "AuthenticationFailed", "BadResponse", "ConfirmationAnswer", "ConfirmationRequest", "Embedder",
     "Event", "FindingsMemory", "Goal", "GoalStatus", "GoalView", "HashingEmbedder", "IllegalTransition",
     "InputError", "Limits", "Model", "ModelReply", "ModelRequest", "NeedsConfirmation", "Outcome",

@@ -110,7 +110,12 @@ class ToolCalled(Event):
     goal_id: str | None
     name: str
     arguments: dict
-    result: str
+    result: str  # what the model was given back (cut to the tool's cap)
+    call_id: str = ""
+    effect: str = ""  # read, write, shell, network ("" for a name no tool has)
+    decision: str = ""  # run, allowed, allowed for the run, denied, refused, invalid, failed
+    ok: bool = True  # False: the result is an error the model reads
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,6 @@ import re
 from dataclasses import asdict, dataclass, replace
 
 MAX_OBJECTIVE_CHARS = 4000
-PERMISSION_MODES = ("ask", "auto-edit", "auto", "plan")
 
 
 class InputError(ValueError):
@@ -28,6 +27,16 @@ class RunState(str, enum.Enum):
     COMPLETE = "complete"  # the strategy has no work left; final
     CANCELLED = "cancelled"  # cleared by a person; final, kept only as a record
 
+    @property
+    def final(self) -> bool:
+        """Nothing more can happen to the run (complete or cancelled)."""
+        return self in (RunState.COMPLETE, RunState.CANCELLED)
+
+    @property
+    def resumable(self) -> bool:
+        """Set aside and able to go on (paused or blocked)."""
+        return self in (RunState.PAUSED, RunState.BLOCKED)
+
 
 TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     RunState.ACTIVE: frozenset({RunState.PAUSED, RunState.BLOCKED, RunState.COMPLETE, RunState.CANCELLED}),
@@ -36,6 +45,22 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     RunState.COMPLETE: frozenset(),
     RunState.CANCELLED: frozenset(),
 }
+
+
+class StopRun(Exception):
+    """Raised inside a step to stop the run as blocked with `reason`."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BudgetExhausted(StopRun):
+    """A budget reached 100%."""
+
+
+class Blocked(StopRun):
+    """The model declared a real blocker."""
 
 
 def check_transition(current: RunState, new: RunState) -> None:
@@ -54,12 +79,6 @@ def validate_objective(text: str) -> str:
             f"the objective is {len(text)} characters; the limit is {MAX_OBJECTIVE_CHARS}"
         )
     return text
-
-
-def validate_permission_mode(mode: str) -> str:
-    if mode not in PERMISSION_MODES:
-        raise InputError(f"unknown permission mode {mode!r}: use one of {', '.join(PERMISSION_MODES)}")
-    return mode
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)

@@ -139,10 +139,8 @@ def checked(reply: ModelReply) -> ModelReply:
     calls = reply.tool_calls if reply.tool_calls is not None else []
     if not isinstance(calls, list):
         raise BadResponse(f"the reply's tool calls are a {type(calls).__name__}, not a list")
+    calls = [_readable_call(call) for call in calls]
     for call in calls:
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str) \
-                or not isinstance(call.get("arguments", {}), dict):
-            raise BadResponse("a tool call is not an object with a name and arguments")
         try:
             json.dumps(call, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -152,6 +150,22 @@ def checked(reply: ModelReply) -> ModelReply:
     clean_calls = json.loads(_encodable(json.dumps(calls, ensure_ascii=False))) if calls else []
     return ModelReply(clean, clean_calls, Usage(int(usage.input_tokens), int(usage.output_tokens), bool(usage.estimated)),
                       _encodable(model[:200]) if model else None)
+
+
+def _readable_call(call) -> dict:
+    """A tool call as the engine handles it. Arguments that are not an object (a small model's
+    broken JSON) make the call `invalid`: the model is told so as the call's result, and the run
+    goes on; only a call that is not an object at all breaks the reply."""
+    if not isinstance(call, dict):
+        raise BadResponse("a tool call is not an object with a name and arguments")
+    name = call.get("name")
+    arguments = call.get("arguments", {})
+    if isinstance(name, str) and isinstance(arguments, dict):
+        return call
+    fixed = {**call, "name": name if isinstance(name, str) else str(name)[:200], "arguments": {}}
+    if not isinstance(arguments, dict):
+        fixed["invalid"] = f"the arguments must be a JSON object, not {str(arguments)[:200]!r}"
+    return fixed
 
 
 def _encodable(text: str) -> str:

@@ -97,6 +97,13 @@ EXECUTE = (
     "description of what you would do. Use the prior results; do not redo them. If the goal truly "
     "cannot be done without outside input, start your reply with BLOCKED: and say what is needed."
 )
+EXECUTE_WITH_TOOLS = EXECUTE + (
+    " You have tools that act in the run's workspace (files, a sandboxed shell, the web, arithmetic, "
+    "the run's memory): use them where the goal needs the world, check what they did, and then "
+    "answer with the result and the evidence for it. A refused or denied call will not run: go on "
+    "without it."
+)
+ROUNDS_SPENT = "No more tool calls for this goal: answer now with the result and what shows it is done."
 VERIFY = (
     "Decide whether the output actually satisfies the goal. Check any numbers. Reply YES or NO, "
     "then one clause of justification."
@@ -123,10 +130,11 @@ def decompose(objective: str, goal: str, context: str, converging: bool, again: 
     )
 
 
-def execute(objective: str, goal: str, context: str, notes: list[str], converging: bool) -> list[dict]:
+def execute(objective: str, goal: str, context: str, notes: list[str], converging: bool,
+            tools: bool = False) -> list[dict]:
     notes_block = "\n" + data("related findings", "\n".join(notes)) if notes else ""
     return _messages(
-        EXECUTE,
+        EXECUTE_WITH_TOOLS if tools else EXECUTE,
         f"{data('objective', objective)}\n{data('goal', goal)}\n{data('prior results', context)}{notes_block}",
         converging,
     )

@@ -80,7 +80,12 @@ def decompose(objective: str, goal: str, context: str, converging: bool, again: 
     )
 
 
-def execute(objective: str, goal: str, context: str, notes: list[str], converging: bool) -> list[dict]:
+ROUNDS_SPENT = "No more tools. Answer now with the result."
+
+
+def execute(objective: str, goal: str, context: str, notes: list[str], converging: bool,
+            tools: bool = False) -> list[dict]:
+    """(`tools`: a small model is offered none; see the goal stack.)"""
     system = "You write short, concrete answers: a list of 3 to 6 items, each with a detail."
     return _exchange(
         f"{system} {SHORT}" if converging else system,

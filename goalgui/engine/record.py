@@ -82,6 +82,8 @@ class Metrics:
     active_seconds: float = 0.0
     goals_created: int = 0
     max_depth_reached: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
 
     @property
     def tokens(self) -> int:
@@ -128,6 +130,10 @@ class RunRecord:
         self.last_seq = 0
         self.active_since: float | None = None
         self.pending_confirmation: ev.ConfirmationAsked | None = None
+        self.allowed_tools: set[str] = set()  # "Allow this tool for the rest of the run"
+        # per goal, its tool calls in brief (name, decision, ok, arguments cut short), for reports
+        self.tool_log: dict[str | None, list[tuple[str, str, bool, str]]] = {}
+        self.rounds: dict[str, int] = {}  # per goal, the `work` calls made on it (the cursor's rounds)
         self._handlers = {
             ev.RunStarted: self._run_started,
             ev.RunStateChanged: self._run_state_changed,
@@ -141,7 +147,7 @@ class RunRecord:
             ev.ConfirmationAsked: self._confirmation_asked,
             ev.ConfirmationAnswered: self._confirmation_answered,
             ev.Summarized: self._summarized,
-            ev.ToolCalled: lambda e: None,
+            ev.ToolCalled: self._tool_called,
         }
 
     @classmethod
@@ -297,6 +303,8 @@ class RunRecord:
         if e.estimated:
             m.tokens_estimated += spent
         goal = self.goals.get(e.goal_id) if e.goal_id else None
+        if e.purpose == "work" and e.goal_id and not e.cancelled:  # the cursor's rounds of a task
+            self.rounds[e.goal_id] = self.rounds.get(e.goal_id, 0) + 1
         if goal is not None:
             goal.tokens_in += e.tokens_in
             goal.tokens_out += e.tokens_out
@@ -320,13 +328,27 @@ class RunRecord:
         self.pending_confirmation = e
 
     def _confirmation_answered(self, e: ev.ConfirmationAnswered) -> None:
+        asked = self.pending_confirmation
+        if (asked is not None and asked.kind == "tool" and e.outcome == "approved" and e.edits
+                and e.edits.get("always")):
+            self.allowed_tools.add(str(asked.proposal.get("tool")))
         self.pending_confirmation = None
+
+    def _tool_called(self, e: ev.ToolCalled) -> None:
+        self.metrics.tool_calls += 1
+        if not e.ok:
+            self.metrics.tool_errors += 1
+        log = self.tool_log.setdefault(e.goal_id, [])
+        if len(log) < TOOL_LOG_PER_GOAL:
+            brief = ", ".join(f"{k}={str(v)[:60]}" for k, v in list(e.arguments.items())[:3])
+            log.append((e.name, e.decision, e.ok, brief[:160]))
 
     def _summarized(self, e: ev.Summarized) -> None:
         self.summary = e.text
 
 
 INTERRUPTED = "interrupted: the process driving the run ended"
+TOOL_LOG_PER_GOAL = 50
 
 
 def plot_marks(events) -> list[tuple[str, float, str]]:

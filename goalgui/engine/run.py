@@ -17,86 +17,32 @@ from typing import Callable
 
 from . import events as ev
 from . import prompts
-from .confirm import (
-    ConfirmationAnswer,
-    ConfirmationRequest,
-    ConfirmerFn,
-    NeedsConfirmation,
-    Outcome,
-    approve_all,
-)
-from .lifecycle import (
-    InputError,
-    Limits,
-    RunState,
-    check_transition,
-    validate_objective,
-    validate_permission_mode,
-)
+from .calls import ModelCalls
+from .confirm import ConfirmerFn, NeedsConfirmation, approve_all
+from .lifecycle import InputError, Limits, RunState, StopRun, check_transition, validate_objective
 from .memory import Embedder, FindingsMemory
+from .model import Model, ProviderError, RateLimited
 from .parsing import degenerate
-from .model import (
-    BadResponse,
-    GoalView,
-    Model,
-    ModelReply,
-    ModelRequest,
-    ProviderError,
-    RateLimited,
-    Usage,
-    checked,
-    estimate_usage,
-)
+from .permissions import validate_permission_mode
 from .record import SETTLED, Goal, GoalStatus, RunRecord, interruption
 from .recorder import EventSink, Recorder
+from .tool_calls import ToolCalls
+from .tools import Toolbox
+from .strategies import Context, check_strategy, strategy_for
 
 log = logging.getLogger(__name__)
 
-NUDGE_AT = 0.75
 PLAN_READY = ("needs confirmation: the plan is ready; review the tree, then choose ask, auto-edit or "
               "auto to execute it")
 # Stops after which no wrap-up call is made: the budget it would spend is gone.
 _NO_WRAP_UP = ("budget: tokens", "budget: time")
 
 
-class StopRun(Exception):
-    """Raised inside a step to stop the run as blocked with `reason`."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-class BudgetExhausted(StopRun):
-    """A budget reached 100%."""
-
-
-class Blocked(StopRun):
-    """The model declared a real blocker."""
-
-
-def _strategy_registry() -> dict[str, Callable]:
-    from .goal_stack import GoalStack
-
-    return {"goal-stack": GoalStack}
-
-
-STRATEGIES = ("goal-stack", "task-loop", "plan", "cursor")
-
-
-def check_strategy(name: str) -> None:
-    """Refuse unknown strategies and those not built yet, with one clear line."""
-    if name not in STRATEGIES:
-        raise InputError(f"unknown strategy {name!r}: use one of {', '.join(STRATEGIES)}")
-    if name not in _strategy_registry():
-        raise InputError(f"the {name} strategy is not built yet; use --strategy goal-stack")
-
-
 def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Run:
+class Run(ModelCalls, ToolCalls):
     """One run of one strategy: drive it, watch it (subscribe), steer it (the control methods)."""
 
     def __init__(
@@ -107,6 +53,7 @@ class Run:
         sink: EventSink | None = None,
         confirmer: ConfirmerFn = approve_all,
         embedder: Embedder | None = None,
+        tools: Toolbox | None = None,
         clock: Callable[[], float] = time.time,
     ):
         self.record = record
@@ -123,7 +70,8 @@ class Run:
         self._step_task: asyncio.Task | None = None
         self._driving = False
         self._drive_task: asyncio.Task | None = None
-        self.strategy = _strategy_registry()[record.strategy](self)
+        self.tools = tools  # what the model may act with, in the run's workspace (None: text only)
+        self.strategy = strategy_for(record.strategy, Context(self))
 
     # -- creating and restoring ---------------------------------------------
 
@@ -150,6 +98,9 @@ class Run:
         record = RunRecord()
         record.run_id = run_id or new_run_id()
         record.strategy = strategy
+        options = dict(options or {})
+        if kwargs.get("tools") is not None:  # where the run acts, in its record (shown, and found on resume)
+            options["workspace"] = str(kwargs["tools"].workspace)
         run = cls(record, model, **kwargs)
         run.emit(
             ev.RunStarted,
@@ -160,7 +111,7 @@ class Run:
             limits=limits.to_dict(),
             permission_mode=permission_mode,
             criteria=criteria,
-            options=options or {},
+            options=options,
         )
         run.add_goal(None, objective)
         run.strategy.rebuild()
@@ -263,130 +214,6 @@ class Run:
             if goal.status not in SETTLED:
                 self.set_goal(goal, status=GoalStatus.ABANDONED)
 
-    # -- model calls and confirmations ---------------------------------------
-
-    async def call_model(
-        self,
-        purpose: str,
-        messages: list[dict],
-        goal: Goal | None,
-        *,
-        schema: dict | None = None,
-        tools: list[dict] | None = None,
-        max_tokens: int | None = None,
-    ) -> ModelReply:
-        """Call the model, record the call, then check the budgets (raising if one is spent)."""
-        if self.record.state is not RunState.ACTIVE:
-            raise asyncio.CancelledError()
-        limit = self.record.limits.seconds
-        remaining = None if limit is None else limit - self.record.active_seconds(self.clock())
-        if remaining is not None and remaining <= 0:
-            raise BudgetExhausted(self.record.exhausted(self.clock()) or "budget: time")
-        view = GoalView(goal.id, goal.parent_id, goal.depth, goal.text) if goal else None
-        request = ModelRequest(
-            purpose=purpose,
-            messages=messages,
-            goal=view,
-            schema=schema,
-            tools=tools,
-            max_tokens=max_tokens,
-            deadline=None if remaining is None else time.monotonic() + remaining,
-        )
-        started = time.perf_counter()
-        try:
-            if remaining is None:
-                reply = await self.model.complete(request)
-            else:
-                async with asyncio.timeout(remaining) as scope:
-                    reply = await self.model.complete(request)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling() == 0:  # the model raised it: nobody cancelled
-                raise self._model_failed(request, goal, started, "CancelledError", "") from None
-            self._record_call(request, goal, None, started, cancelled=True)
-            raise
-        except TimeoutError:
-            if remaining is not None and scope.expired():
-                self._record_call(request, goal, None, started, cancelled=True)
-                raise BudgetExhausted(self.record.exhausted(self.clock() + 1e-3) or "budget: time")
-            self._record_call(request, goal, None, started, error="provider unavailable: timed out")
-            raise
-        except ProviderError as exc:
-            self._record_call(request, goal, None, started, error=f"{exc.kind}: {exc}")
-            raise
-        except BaseException as exc:  # SystemExit, KeyboardInterrupt, a plugin's bug: none ends goalgui
-            log.warning("model %s raised", getattr(self.model, "name", "?"), exc_info=True)
-            raise self._model_failed(request, goal, started, type(exc).__name__, str(exc)) from None
-        try:
-            reply = checked(reply)
-        except BadResponse as exc:
-            self._record_call(request, goal, None, started, error=f"bad response: {exc}")
-            raise
-        self._record_call(request, goal, reply, started)
-        self.check_budgets()
-        return reply
-
-    def _model_failed(self, request, goal, started, kind: str, message: str) -> BadResponse:
-        """What a model raised that is not a provider error, as one: the run parks with it."""
-        reason = f"the model raised {kind}" + (f": {message[:300]}" if message else "")
-        self._record_call(request, goal, None, started, error=f"bad response: {reason}")
-        return BadResponse(reason)
-
-    def _record_call(self, request, goal, reply, started, *, cancelled=False, error=None) -> None:
-        usage = reply.usage if reply is not None else Usage()
-        if reply is not None and usage.input_tokens == 0 and usage.output_tokens == 0:
-            usage = estimate_usage(request, reply.text)
-        elif cancelled:  # the prompt was sent; what it cost is not reported, so estimate it
-            usage = Usage(estimate_usage(request, "").input_tokens, 0, estimated=True)
-        self.emit(
-            ev.ModelCalled,
-            goal_id=goal.id if goal else None,
-            purpose=request.purpose,
-            tokens_in=max(0, int(usage.input_tokens)),
-            tokens_out=max(0, int(usage.output_tokens)),
-            estimated=usage.estimated,
-            latency=time.perf_counter() - started,
-            model=reply.model if reply is not None else None,
-            messages=request.messages,
-            reply=reply.text if reply is not None else "",
-            tool_calls=list(reply.tool_calls) if reply is not None and reply.tool_calls else None,
-            error=error,
-            cancelled=cancelled,
-        )
-
-    def check_budgets(self) -> None:
-        """Nudge each budget past 75% once; raise `BudgetExhausted` for one at 100%."""
-        now = self.clock()
-        for name, (used, limit) in self.record.usage(now).items():
-            if used >= NUDGE_AT * limit and (name, limit) not in self.record.nudged:
-                self.emit(ev.BudgetNudged, budget=name, used=float(used), limit=float(limit))
-        tokens = self.record.limits.tokens
-        if tokens is not None and self.record.metrics.tokens >= tokens:
-            raise BudgetExhausted(self.record.exhausted(now) or "budget: tokens")
-
-    async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:
-        """Ask the confirmer, recording question and answer; 'auto' mode approves at once."""
-        mode = self.record.permission_mode
-        confirmation_id = uuid.uuid4().hex[:8]
-        request = ConfirmationRequest(confirmation_id, kind, proposal, mode)
-        self.emit(ev.ConfirmationAsked, confirmation_id=confirmation_id, kind=kind, proposal=proposal)
-        self.recorder.flush()  # whoever answers must see the question now
-        try:
-            answer = await self.confirmer(request)
-        except (asyncio.CancelledError, NeedsConfirmation):
-            self.emit(ev.ConfirmationAnswered, confirmation_id=confirmation_id, outcome=Outcome.ABORTED.value)
-            raise
-        self.emit(
-            ev.ConfirmationAnswered,
-            confirmation_id=confirmation_id,
-            outcome=answer.outcome.value,
-            mode=answer.mode,
-            edits=dict(answer.edits) or None,
-        )
-        if answer.outcome is Outcome.APPROVED and answer.mode and answer.mode != mode:
-            self.set_permission_mode(answer.mode)
-        return answer
-
     # -- controls (no model turn needed) --------------------------------------
 
     def _transition(self, state: RunState, reason: str | None = None, outcome: str | None = None) -> None:
@@ -436,7 +263,7 @@ class Run:
 
     def skip(self, goal_id: str | None = None) -> Goal:
         """Skip the running goal, or a given unsettled one with everything under it."""
-        if self.record.state in (RunState.COMPLETE, RunState.CANCELLED):
+        if self.record.state.final:
             raise InputError(f"a {self.record.state.value} run has nothing to skip")
         goal_id = goal_id or self.strategy.current_goal_id
         if goal_id is None:
@@ -463,7 +290,7 @@ class Run:
 
     def set_limits(self, **changes) -> Limits:
         """Raise or lower limits (max_depth, max_goals, tokens, turns, seconds)."""
-        if self.record.state in (RunState.COMPLETE, RunState.CANCELLED):
+        if self.record.state.final:
             raise InputError(f"a {self.record.state.value} run has no budget to change")
         limits = self.record.limits.merged(**changes)
         if limits != self.record.limits:

@@ -26,9 +26,9 @@ from .lifecycle import (
     RunState,
     parse_duration,
     validate_objective,
-    validate_permission_mode,
 )
 from .model import Model, ModelRequest
+from .permissions import validate_permission_mode
 from .parsing import Unparseable, json_values
 from .run import Run
 
@@ -134,7 +134,7 @@ class GoalSession:
 
     @property
     def has_goal(self) -> bool:
-        return self.run is not None and self.run.state not in (RunState.COMPLETE, RunState.CANCELLED)
+        return self.run is not None and not self.run.state.final
 
     def create_goal(self, objective: str, *, criteria: str = "", limits: Limits | None = None,
                     permission_mode: str | None = None, replace: bool = False, origin: str = "user") -> Run:

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 
-from ..engine.lifecycle import InputError, RunState
+from ..engine.lifecycle import InputError
 from ..engine.record import RunRecord
 from .guard import JournalBusy, JournalError
 
@@ -63,15 +63,14 @@ class Ownership:
         self._transaction(work)
         self._owned.add(run_id)
 
-    def take(self, run_id: str, refuse: tuple = (RunState.COMPLETE, RunState.CANCELLED), doing: str = "resume"
-             ) -> RunRecord:
+    def take(self, run_id: str, doing: str = "resume") -> RunRecord:
         """Claim `run_id`, then read it: read before the claim, a record could be one that another
-        driver went on from meanwhile (and whose events would then collide). A run in a state of
-        `refuse` is released again with a one-line error."""
+        driver went on from meanwhile (and whose events would then collide). A final run (complete or
+        cancelled) is released again with a one-line error."""
         self.claim(run_id)
         try:
             record = self.load(run_id)
-            if record.state in refuse:
+            if record.state.final:
                 raise InputError(f"run {run_id} is {record.state.value}: there is nothing to {doing}")
         except BaseException:
             self.release(run_id)

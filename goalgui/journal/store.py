@@ -19,87 +19,20 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from ..engine import events as ev
-from ..engine.lifecycle import InputError, RunState
-from ..engine.record import INTERRUPTED, REUSED, RunRecord, interruption, plot_marks
+from ..engine.record import RunRecord, plot_marks
 from . import guard
-from .guard import JournalBusy, JournalDamaged, JournalError
+from .guard import JournalError
 from .ownership import LEASE_SECONDS, Ownership
+from .reading import Reading
+from .schema import GOAL_EVENTS, INDEXES, TABLES, SCHEMA_VERSION
 
-SCHEMA_VERSION = 2
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 WRITE_WAIT_MS = 3  # the longest a write waits for SQLite's write lock holding the connection
 BUSY_SECONDS = 10.0  # how long a caller that may wait keeps trying for the write lock
 CHECKPOINT_SECONDS = 0.5  # how often the WAL is copied back into the database
-READ_PAGE = 5000  # events read from SQLite at a time
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id      TEXT PRIMARY KEY,
-    objective   TEXT NOT NULL,
-    strategy    TEXT NOT NULL,
-    model       TEXT NOT NULL,
-    state       TEXT NOT NULL,
-    stop_reason TEXT,
-    outcome     TEXT,
-    started_at  REAL NOT NULL,
-    updated_at  REAL NOT NULL,
-    tokens      INTEGER NOT NULL DEFAULT 0,
-    goals       INTEGER NOT NULL DEFAULT 0,
-    last_seq    INTEGER NOT NULL DEFAULT 0,
-    owner_host  TEXT,
-    owner_pid   INTEGER,
-    lease_until REAL
-);
--- a rowid table: events are appended in rowid order and many are large (model calls)
-CREATE TABLE IF NOT EXISTS events (
-    id     INTEGER PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    seq    INTEGER NOT NULL,
-    ts     REAL NOT NULL,
-    type   TEXT NOT NULL,
-    data   TEXT NOT NULL,
-    goal_id TEXT
-);
-CREATE UNIQUE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
-CREATE TABLE IF NOT EXISTS goals (
-    run_id    TEXT NOT NULL,
-    goal_id   TEXT NOT NULL,
-    ord       INTEGER NOT NULL,
-    parent_id TEXT,
-    depth     INTEGER NOT NULL,
-    text      TEXT NOT NULL,
-    status    TEXT NOT NULL,
-    tokens    INTEGER NOT NULL DEFAULT 0,
-    attempts  INTEGER NOT NULL DEFAULT 0,
-    result_chars INTEGER NOT NULL DEFAULT 0,
-    note      TEXT NOT NULL DEFAULT '',
-    children  INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (run_id, goal_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS goals_by_parent ON goals (run_id, parent_id, ord);
--- the run's totals after each committed batch, and what happened in it worth marking on a plot
-CREATE TABLE IF NOT EXISTS series (
-    run_id TEXT NOT NULL,
-    seq    INTEGER NOT NULL,
-    data   TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS texts (
-    hash TEXT PRIMARY KEY,
-    text TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS controls (
-    id         INTEGER PRIMARY KEY,
-    run_id     TEXT NOT NULL,
-    action     TEXT NOT NULL,
-    args       TEXT NOT NULL DEFAULT '{}',
-    created_at REAL NOT NULL,
-    taken_at   REAL
-);
-"""
 
 def _loop_running() -> bool:
     """True on a thread that runs an event loop (the engine's, qasync's in the window)."""
@@ -108,13 +41,6 @@ def _loop_running() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-_INDEXES = """
-CREATE INDEX IF NOT EXISTS events_by_goal ON events (run_id, goal_id) WHERE goal_id IS NOT NULL;
-"""
-# the event types that concern one goal (their payload has a goal_id)
-_GOAL_EVENTS = ("goal_added", "goal_changed", "turn_started", "model_called", "tool_called", "confirmation_asked")
 
 
 @dataclass(slots=True)
@@ -135,7 +61,7 @@ class _Batch:
 
 
 
-class Journal(Ownership):
+class Journal(Reading, Ownership):
     """One SQLite file of runs. Thread-safe for reads; writes come from the engine's thread."""
 
     def __init__(self, path: str | os.PathLike):
@@ -203,7 +129,7 @@ class Journal(Ownership):
             if version == 1:
                 self._migrate_from_1()
             elif version < SCHEMA_VERSION:
-                self._db.executescript("BEGIN;" + _SCHEMA + _INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+                self._db.executescript("BEGIN;" + TABLES + INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
             if self._db.execute("PRAGMA application_id").fetchone()[0] != guard.APPLICATION_ID:
                 self._db.execute(f"PRAGMA application_id={guard.APPLICATION_ID}")
 
@@ -217,12 +143,12 @@ class Journal(Ownership):
         try:
             db.execute("ALTER TABLE events ADD COLUMN goal_id TEXT")
             db.execute("UPDATE events SET goal_id=json_extract(data, '$.goal_id') WHERE type IN (%s)"
-                       % ",".join("'%s'" % t for t in _GOAL_EVENTS))
+                       % ",".join("'%s'" % t for t in GOAL_EVENTS))
             db.execute("ALTER TABLE goals ADD COLUMN note TEXT NOT NULL DEFAULT ''")
             db.execute("ALTER TABLE goals ADD COLUMN children INTEGER NOT NULL DEFAULT 0")
             db.execute("UPDATE goals SET children=(SELECT count(*) FROM goals c"
                        " WHERE c.run_id=goals.run_id AND c.parent_id=goals.goal_id)")
-            for statement in _SCHEMA.split(";") + _INDEXES.split(";"):
+            for statement in TABLES.split(";") + INDEXES.split(";"):
                 if statement.strip():
                     db.execute(statement)
             run_ids = [r[0] for r in db.execute("SELECT run_id FROM runs")]
@@ -488,153 +414,6 @@ class Journal(Ownership):
         if started is not None:
             self._owned.add(run_id)
 
-    # -- reading ---------------------------------------------------------------
-
-    def resolve(self, prefix: str) -> str:
-        """The run id that `prefix` names (an id or a unique prefix of one)."""
-        prefix = prefix.strip()
-        if not prefix:
-            raise InputError("no run id given")
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? ORDER BY run_id LIMIT 3",
-                (prefix, prefix + "\uffff"),
-            ).fetchall()
-        if not rows:
-            raise InputError(f"no run matches {prefix!r}: see 'goalgui runs'")
-        if len(rows) > 1 and rows[0][0] != prefix:
-            raise InputError(f"{prefix!r} matches several runs; give more of the id")
-        return rows[0][0]
-
-    def runs(self, run_id: str | None = None) -> list[dict]:
-        """Every run (or the one named), newest first; an active run whose owner is gone shows as paused."""
-        sql = ("SELECT run_id, objective, strategy, state, stop_reason, started_at, updated_at, tokens, goals,"
-               " owner_host, owner_pid, lease_until, outcome, model, last_seq FROM runs")
-        with self._lock:
-            if run_id is None:
-                rows = self._db.execute(sql + " ORDER BY started_at DESC, run_id").fetchall()
-            else:
-                rows = self._db.execute(sql + " WHERE run_id=?", (run_id,)).fetchall()
-        out = []
-        for r in rows:
-            state, reason = r[3], r[4]
-            if state == RunState.ACTIVE.value and not self._owner_alive(r[9], r[10], r[11]) \
-                    and r[0] not in self._owned:
-                state, reason = RunState.PAUSED.value, INTERRUPTED
-            out.append({
-                "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,
-                "started_at": r[5], "updated_at": r[6], "tokens": r[7], "goals": r[8],
-                "outcome": r[12], "model": r[13], "last_seq": r[14],
-            })
-        return out
-
-    def events(self, run_id: str, *, after: int = 0, upto: int | None = None) -> Iterator[ev.Event]:
-        """The run's events in order (a range of them with `after`/`upto`)."""
-        return self._select_events("run_id=?", [run_id], upto, after=after)
-
-    def _select_events(self, where: str, args: list, upto: int | None, after: int = 0) -> Iterator[ev.Event]:
-        """Events in order, read a page at a time (keyed on seq): a replay of millions of events holds
-        one page of rows, not all of them, and the lock only while a page is read."""
-        sql = "SELECT seq, ts, type, data FROM events WHERE " + where + " AND seq>?"
-        if upto is not None:
-            sql += " AND seq<=?"
-        sql += f" ORDER BY seq LIMIT {READ_PAGE}"  # one lower bound on seq, so each page starts at its key
-        while True:
-            with self._lock:
-                rows = self._db.execute(sql, [*args, after] + ([upto] if upto is not None else [])).fetchall()
-            yield from self._decode(rows)
-            if len(rows) < READ_PAGE:
-                return
-            after = rows[-1][0]
-
-    def _decode(self, rows) -> Iterator[ev.Event]:
-        for seq, ts, type_name, data in rows:
-            payload = json.loads(data)
-            if type_name == "model_called":
-                payload["messages"] = [self._expand(m) for m in payload["messages"]]
-            yield ev.from_payload(type_name, seq, ts, payload)
-
-    def goal_events(self, run_id: str, goal_id: str, *, upto: int | None = None) -> list[ev.Event]:
-        """One goal's own events (added, changed, turns, model and tool calls), in order."""
-        return list(self._select_events("run_id=? AND goal_id=?", [run_id, goal_id], upto))
-
-    def series(self, run_id: str, *, upto: int | None = None) -> list[tuple[int, dict]]:
-        """The run's totals after each committed batch (see `write`), oldest first."""
-        sql, args = "SELECT seq, data FROM series WHERE run_id=?", [run_id]
-        if upto is not None:
-            sql += " AND seq<=?"
-            args.append(upto)
-        with self._lock:
-            rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
-        return [(seq, json.loads(data)) for seq, data in rows]
-
-    def children(self, run_id: str, parent_id: str | None, offset: int = 0, limit: int = -1) -> list[tuple]:
-        """A page of one goal's children from the projection (None: the top goals), in creation order:
-        (goal_id, depth, text, status, tokens, attempts, result_chars, children, reused)."""
-        columns = f"goal_id, depth, text, status, tokens, attempts, result_chars, children, instr(note, '{REUSED}') > 0"
-        with self._lock:
-            if parent_id is None:
-                cur = self._db.execute(f"SELECT {columns} FROM goals WHERE run_id=? AND parent_id IS NULL"
-                                       " ORDER BY ord LIMIT ? OFFSET ?", (run_id, limit, offset))
-            else:
-                cur = self._db.execute(f"SELECT {columns} FROM goals WHERE run_id=? AND parent_id=?"
-                                       " ORDER BY ord LIMIT ? OFFSET ?", (run_id, parent_id, limit, offset))
-            return cur.fetchall()
-
-    def find_goals(self, run_id: str, text: str = "", status: str = "", limit: int = 1000) -> list[str]:
-        """Ids of goals whose id or text contains `text` (any case) and whose status is `status`
-        (either may be empty), in creation order, at most `limit`."""
-        sql, args = "SELECT goal_id FROM goals WHERE run_id=?", [run_id]
-        if text:
-            sql += " AND (instr(lower(text), ?) > 0 OR instr(lower(goal_id), ?) > 0)"
-            args += [text.lower(), text.lower()]
-        if status:
-            sql += " AND status=?"
-            args.append(status)
-        with self._lock:
-            return [r[0] for r in self._db.execute(sql + " ORDER BY ord LIMIT ?", (*args, limit))]
-
-    def goal_path(self, run_id: str, goal_id: str) -> list[str]:
-        """The ids from the top goal down to `goal_id` (to open the tree at a goal)."""
-        path = []
-        current: str | None = goal_id
-        with self._lock:
-            while current is not None:
-                row = self._db.execute("SELECT parent_id FROM goals WHERE run_id=? AND goal_id=?",
-                                       (run_id, current)).fetchone()
-                if row is None:
-                    break
-                path.append(current)
-                current = row[0]
-        return path[::-1]
-
-    def health(self, run_id: str) -> dict:
-        """The run's health numbers from the projection, without replaying it (see report.health)."""
-        with self._lock:
-            leaves = dict(self._db.execute(
-                "SELECT status, count(*) FROM goals WHERE run_id=? AND children=0 GROUP BY status", (run_id,)))
-            depth, fell, limit_hit, retries = self._db.execute(
-                "SELECT coalesce(max(depth), 0), coalesce(sum(note LIKE '%executed directly%'), 0),"
-                " coalesce(max(note LIKE '%depth limit%'), 0), coalesce(sum(attempts > 1), 0)"
-                " FROM goals WHERE run_id=?", (run_id,)).fetchone()
-        return {"leaves_done": leaves.get("done", 0), "leaves_failed": leaves.get("failed", 0),
-                "max_depth_reached": depth, "depth_limit_hit": bool(limit_hit), "fell_through": fell,
-                "retries": retries}
-
-    def summary(self, run_id: str) -> dict:
-        """The run's row as `runs()` lists it, with its latest totals (`RunRecord.snapshot()` fields)."""
-        found = self.runs(run_id)
-        if not found:
-            raise JournalError(f"no run {run_id}")
-        listed = found[0]
-        with self._lock:
-            row = self._db.execute("SELECT data FROM series WHERE run_id=? ORDER BY seq DESC LIMIT 1",
-                                   (run_id,)).fetchone()
-            started = self._db.execute("SELECT data FROM events WHERE run_id=? AND seq=1", (run_id,)).fetchone()
-        listed["totals"] = json.loads(row[0]) if row else {}
-        listed["run_started"] = json.loads(started[0]) if started else {}
-        return listed
-
     # Fixed instructions (system messages) are the same in thousands of calls: the journal
     # keeps each once, by hash, and events refer to it.
 
@@ -653,32 +432,3 @@ class Journal(Ownership):
             out.append(m)
         return out
 
-    def _expand(self, message: dict) -> dict:
-        return guard.expand(message, self._text)
-
-    def _text(self, digest: str) -> str:
-        text = self._texts_by_hash.get(digest)
-        if text is None:
-            with self._lock:
-                row = self._db.execute("SELECT text FROM texts WHERE hash=?", (digest,)).fetchone()
-            text = row[0] if row else ""
-            self._texts_by_hash[digest] = text
-        return text
-
-    def load(self, run_id: str, *, upto: int | None = None) -> RunRecord:
-        """Rebuild a run's record by replaying its events (up to event `upto`)."""
-        record = RunRecord.from_events(self.events(run_id, upto=upto))
-        if not record.run_id:
-            raise JournalError(f"no run {run_id}")
-        return record
-
-    def view(self, run_id: str) -> RunRecord:
-        """The run as a person should see it: one whose driving process is gone shows paused
-        (the restore is only recorded by whoever resumes it)."""
-        record = self.load(run_id)
-        if record.state is RunState.ACTIVE and not self.owner_alive(run_id) and run_id not in self._owned:
-            seq, ts = record.last_seq, record.updated_at
-            for event_type, fields in interruption(record):
-                seq += 1
-                record.apply(event_type(seq=seq, ts=ts, **fields))
-        return record

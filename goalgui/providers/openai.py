@@ -92,8 +92,10 @@ class OpenAIModel(HttpModel):
             args = fn.get("arguments") or "{}"
             try:
                 args = json.loads(args) if isinstance(args, str) else args
-            except json.JSONDecodeError:
-                raise BadResponse(f"{self.name}: tool call {fn.get('name')!r} has arguments that are not JSON") from None
+            except json.JSONDecodeError:  # the model's mistake, told to it as the call's result
+                calls.append({"id": call.get("id", ""), "name": fn.get("name", ""), "arguments": {},
+                              "invalid": f"the arguments are not JSON: {str(args)[:200]!r}"})
+                continue
             calls.append({"id": call.get("id", ""), "name": fn["name"], "arguments": args})
         usage = data.get("usage") or {}
         return ModelReply(

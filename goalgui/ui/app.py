@@ -59,6 +59,8 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
         state = await run.start()
         while window.shown_state is not state:  # the last batch on screen, then go
             await asyncio.sleep(0.05)
+        from ..runs import exit_code
+
         outcome["code"] = exit_code(state)
         window.close()
         app.quit()
@@ -72,8 +74,3 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
     journal.close()
     return outcome["code"]
 
-
-def exit_code(state) -> int:
-    from ..engine.lifecycle import RunState
-
-    return {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}.get(state, 1)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine.confirm import ConfirmationAnswer, ConfirmationRequest, Outcome
-from ..engine.lifecycle import PERMISSION_MODES
+from ..engine.permissions import PERMISSION_MODES
 from .plain import plain_label
 
 
@@ -54,7 +54,19 @@ class ConfirmDialog(QDialog):
         self.objective = self.criteria = None
         self.budgets: dict[str, QSpinBox] = {}
         self.subgoals: QListWidget | None = None
-        if request.kind == "subgoals":
+        self.reason: QLineEdit | None = None
+        if request.kind == "tool":  # Allow once, Allow this tool for the run, Deny (with a reason)
+            self.setWindowTitle("The model wants to use a tool")
+            layout.insertWidget(0, plain_label(f"{p.get('tool', '')}: a {p.get('effect', '')} action"))
+            preview = QPlainTextEdit(str(p.get("preview", "")))
+            preview.setReadOnly(True)
+            preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            form.addRow("It would run", preview)
+            self.reason = QLineEdit()
+            self.reason.setPlaceholderText("optional: why not (the model reads it)")
+            form.addRow("If you deny it", self.reason)
+        elif request.kind == "subgoals":
             self.setWindowTitle("Approve sub-goals")
             layout.insertWidget(0, plain_label(f"The model wants to split:\n{p['parent']}"))
             self.subgoals = QListWidget()
@@ -85,8 +97,15 @@ class ConfirmDialog(QDialog):
         self.mode.setCurrentText(request.mode)
         form.addRow("Run it in mode", self.mode)
         buttons = QDialogButtonBox()
-        self.approve_button = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.decline_button = buttons.addButton("Decline", QDialogButtonBox.ButtonRole.RejectRole)
+        tool = request.kind == "tool"
+        self.approve_button = buttons.addButton("Allow once" if tool else "Approve",
+                                                QDialogButtonBox.ButtonRole.AcceptRole)
+        self.always_button = None
+        if tool:
+            self.always_button = buttons.addButton(f"Allow {p.get('tool', 'it')} for the rest of the run",
+                                                   QDialogButtonBox.ButtonRole.ActionRole)
+            self.always_button.clicked.connect(self._on_always_button_clicked)
+        self.decline_button = buttons.addButton("Deny" if tool else "Decline", QDialogButtonBox.ButtonRole.RejectRole)
         buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self._on_buttons_rejected)
         layout.addWidget(buttons)
@@ -100,7 +119,9 @@ class ConfirmDialog(QDialog):
     def answer(self) -> ConfirmationAnswer:
         """What the dialog's fields say now, as an approval."""
         edits: dict = {}
-        if self.subgoals is not None:
+        if self.request.kind == "tool":
+            pass
+        elif self.subgoals is not None:
             kept = [self.subgoals.item(i).text().strip() for i in range(self.subgoals.count())
                     if self.subgoals.item(i).checkState() == Qt.CheckState.Checked]
             if kept != list(self.request.proposal["subgoals"]):
@@ -134,7 +155,11 @@ class ConfirmDialog(QDialog):
         self._finish(self.answer())
 
     def _on_buttons_rejected(self) -> None:
-        self._finish(ConfirmationAnswer.decline())
+        reason = self.reason.text().strip() if self.reason is not None else ""
+        self._finish(ConfirmationAnswer(Outcome.DECLINED, None, {"reason": reason} if reason else {}))
+
+    def _on_always_button_clicked(self) -> None:
+        self._finish(ConfirmationAnswer.approve(self.mode.currentText(), always=True))
 
     def _on_timer_timeout(self) -> None:
         self._finish(ConfirmationAnswer.decline())
@@ -182,5 +207,6 @@ class DialogConfirmer:
         """Impossible to miss: the window and task bar flash, and the tray says so where there is one."""
         QApplication.alert(self.window)
         if self.tray is not None and QSystemTrayIcon.isSystemTrayAvailable() and self.tray.isVisible():
-            what = "start a goal" if request.kind == "create_goal" else "split a goal"
+            what = {"create_goal": "start a goal", "tool": f"use {request.proposal.get('tool', 'a tool')}"}.get(
+                request.kind, "split a goal")
             self.tray.showMessage("goalgui is waiting", f"The model wants to {what}: approve or decline.")

@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine.lifecycle import PERMISSION_MODES, InputError, RunState
+from ..engine.lifecycle import InputError, RunState
+from ..engine.permissions import PERMISSION_MODES
 from ..engine.record import SETTLED
 
-_STOPPABLE = (RunState.ACTIVE, RunState.PAUSED, RunState.BLOCKED)
 
 
 def modeline(record, waiting: bool = False) -> str:
@@ -130,9 +130,9 @@ class ControlBar(QWidget):
     def refresh(self) -> None:
         """Enable exactly the actions that are legal now."""
         state = self.run.state if self.run is not None else None
-        live = self.run is not None and state in _STOPPABLE and not getattr(self.run, "read_only", False)
+        live = self.run is not None and not state.final and not getattr(self.run, "read_only", False)
         self.pause_button.setEnabled(live and state is RunState.ACTIVE)
-        self.resume_button.setEnabled(live and state in (RunState.PAUSED, RunState.BLOCKED))
+        self.resume_button.setEnabled(live and state is not None and state.resumable)
         self.cancel_button.setEnabled(live)
         skippable = live and (self.run.strategy.current_goal_id is not None or self._selected_pending() is not None)
         self.skip_button.setEnabled(bool(skippable))

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
@@ -33,6 +32,7 @@ from ..engine.record import INTERRUPTED, RunRecord, goal_from_events, plot_marks
 from ..engine.run import Run
 from ..journal import JournalError
 from ..report import health
+from ..runs import abandon_run, resume_run, start_run
 from ..terminal import shown
 from .bridge import EventBridge
 from .budget_panel import BudgetPanel
@@ -288,7 +288,7 @@ class MainWindow(QMainWindow):
         """Open a journaled run read-only (its tree read lazily); a paused or blocked one can be resumed.
         A run this window drives is followed live instead, with its controls."""
         driven = self._driven.get(run_id)
-        if driven is not None and driven.state is not RunState.COMPLETE and driven.state is not RunState.CANCELLED:
+        if driven is not None and not driven.state.final:
             self.follow(driven)
             return
         self._forget_finished()
@@ -310,7 +310,7 @@ class MainWindow(QMainWindow):
         # the plots' series and the health numbers scan the whole run: read off the event loop
         self.extras_task = asyncio.ensure_future(self._show_journaled_extras(run_id, self._moment_generation))
         state = self.shown_state
-        resumable = state in (RunState.PAUSED, RunState.BLOCKED) and not self.journal.owner_alive(run_id)
+        resumable = state.resumable and not self.journal.owner_alive(run_id)
         self.interrupted_bar.setVisible(resumable)
         self.interrupted_label.setText(f"Run {run_id} is {state.value}: {self.summary['stop_reason'] or ''}")
         self._pending_resume = run_id
@@ -331,7 +331,7 @@ class MainWindow(QMainWindow):
     def _forget_finished(self) -> None:
         """Runs that can no longer change are read from the journal like any other: let them go."""
         for run_id, run in list(self._driven.items()):
-            if run.state in (RunState.COMPLETE, RunState.CANCELLED):
+            if run.state.final:
                 del self._driven[run_id]
 
     @property
@@ -616,13 +616,9 @@ class MainWindow(QMainWindow):
     def create_run(self, goal: dict) -> Run:
         """A run for a goal (the New Goal dialog's fields); a bad field raises InputError in one line.
         A local model loads its weights on its own thread at the first call, not here."""
-        from ..providers import embedder_for, load_model
-
-        self.journal.writable()  # a read-only journal: said before anything starts
-        model, spec = load_model(goal["model"])
-        return Run.create(goal["objective"], model, model_spec=spec, strategy=goal["strategy"],
-                          limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
-                          sink=self.journal, confirmer=self.confirmer, embedder=embedder_for(model))
+        return start_run(self.journal, goal["objective"], model=goal["model"], strategy=goal["strategy"],
+                         limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
+                         confirmer=self.confirmer, workspace=goal.get("workspace"))
 
     def start_goal(self, goal: dict) -> Run | None:
         try:
@@ -711,13 +707,8 @@ class MainWindow(QMainWindow):
             self.interrupted_bar.show()
 
     def resume_journaled(self, run_id: str) -> Run | None:
-        from ..providers import embedder_for, load_model
-
         try:
-            record = self.journal.take(run_id)
-            model, _ = load_model(record.model)
-            run = Run.restore(record, model, sink=self.journal, confirmer=self.confirmer, embedder=embedder_for(model))
-            run.resume()
+            run = resume_run(self.journal, run_id, confirmer=self.confirmer)
         except (InputError, JournalError) as exc:
             self.statusBar().showMessage(str(exc), 10000)
             return None
@@ -732,13 +723,10 @@ class MainWindow(QMainWindow):
     def _on_interrupted_abandon_clicked(self) -> None:
         run_id = self._pending_resume
         try:
-            record = self.journal.take(run_id, doing="abandon")
+            abandon_run(self.journal, run_id)
         except (InputError, JournalError) as exc:
             self.statusBar().showMessage(str(exc), 10000)
             return
-        run = Run.restore(record, _NoModel(), sink=self.journal)
-        run.cancel("abandoned after an interruption")
-        self.journal.release(run_id)
         self.interrupted_bar.hide()
         self.refresh_runs()
         self.show_journaled(run_id)
@@ -769,9 +757,3 @@ class MainWindow(QMainWindow):
                 run.pause("paused: the window was closed")
         super().closeEvent(event)
 
-
-class _NoModel:
-    name = "none"
-
-    async def complete(self, request):
-        raise RuntimeError("no model is loaded to abandon a run")

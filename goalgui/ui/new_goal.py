@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -17,8 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine.lifecycle import PERMISSION_MODES, InputError, Limits, validate_objective
-from ..engine.run import STRATEGIES, check_strategy
+from ..engine.lifecycle import InputError, Limits, validate_objective
+from ..engine.permissions import PERMISSION_MODES
+from ..engine.strategies import STRATEGIES, check_strategy
 from ..engine.session import AUTHOR_FIELDS
 from .plain import plain_label
 

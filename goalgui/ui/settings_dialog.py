@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine.lifecycle import PERMISSION_MODES, InputError
+from ..engine.lifecycle import InputError
+from ..engine.permissions import PERMISSION_MODES
 from ..settings import KINDS, THEMES, Profile, Settings, delete_key, find_key, store_key
 from .plain import plain_label
 

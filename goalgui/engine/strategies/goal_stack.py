@@ -10,14 +10,19 @@ reused only where the memory says it is safe (`FindingsMemory.reusable`).
 
 from __future__ import annotations
 
-from .parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
-from .record import REUSED, Goal, GoalStatus
+from ..lifecycle import Blocked
+from ..parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
+from ..permissions import Action, Decision
+from ..record import REUSED, Goal, GoalStatus
+from .base import Context
 
 MAX_SUBGOALS = 4
 MAX_ATTEMPTS = 2
 RESULT_CUT = 800
 MAX_SUBGOAL_CHARS = 500
 _LIST_MARKS = " \t-*•·.,:;)]}>\"'"
+TOOL_ROUNDS = 6  # rounds of tool calls one execution may take before it must answer
+CALLS_PER_ROUND = 8
 EXECUTE_MAX_TOKENS = 800  # a result is cut to RESULT_CUT characters in later contexts anyway
 
 
@@ -26,8 +31,8 @@ class GoalStack:
 
     name = "goal-stack"
 
-    def __init__(self, run):
-        self.run = run
+    def __init__(self, context: Context):
+        self.ctx = context
         self.stack: list[str] = []
         self.current_goal_id: str | None = None
         self.rebuild()
@@ -37,9 +42,9 @@ class GoalStack:
     def rebuild(self) -> None:
         """Derive the stack from the tree: pending leaves in pre-order, first on top.
         In plan mode, leaves already judged actionable wait: they are the plan."""
-        goals = self.run.record.goals
-        root = self.run.record.root_id
-        planning = self.run.record.permission_mode == "plan"
+        goals = self.ctx.record.goals
+        root = self.ctx.record.root_id
+        planning = self.ctx.decide(Action.EXECUTE) is Decision.HOLD
         order: list[str] = []
         cursor = [root] if root else []
         while cursor:
@@ -51,28 +56,28 @@ class GoalStack:
         self.stack = order[::-1]
 
     def has_work(self) -> bool:
-        goals = self.run.record.goals
+        goals = self.ctx.record.goals
         while self.stack and goals[self.stack[-1]].status is not GoalStatus.PENDING:
             self.stack.pop()
         return bool(self.stack)
 
     def planned(self) -> bool:
         """True in plan mode when judged-actionable goals wait to be executed."""
-        return self.run.record.permission_mode == "plan" and any(
+        return self.ctx.decide(Action.EXECUTE) is Decision.HOLD and any(
             g.status is GoalStatus.PENDING and g.actionable and not g.children
-            for g in self.run.record.goals.values())
+            for g in self.ctx.record.goals.values())
 
     # -- one turn --------------------------------------------------------------
 
     async def step(self) -> None:
-        run = self.run
-        rec = run.record
+        ctx = self.ctx
+        rec = ctx.record
         goal = rec.goals[self.stack.pop()]
         self.current_goal_id = goal.id
         # the judgement and notes ride on the goal's next change: fewer events per goal
         notes: list[str] = []
         try:
-            run.begin_turn(goal)
+            ctx.begin_turn(goal)
             if goal.actionable is not None:
                 actionable = goal.actionable
             elif goal.depth >= rec.limits.max_depth:
@@ -83,9 +88,9 @@ class GoalStack:
                 notes.append(note)
             else:
                 actionable = await self._judge(goal, notes)
-            if actionable and rec.permission_mode == "plan":
+            if actionable and ctx.decide(Action.EXECUTE) is Decision.HOLD:
                 notes.append("planned")
-                run.set_goal(goal, status=GoalStatus.PENDING, **_fold(goal, True, notes))
+                ctx.set_goal(goal, status=GoalStatus.PENDING, **_fold(goal, True, notes))
             elif actionable:
                 await self._execute_and_verify(goal, actionable, notes)
             else:
@@ -93,12 +98,12 @@ class GoalStack:
                 if note:
                     notes.append(note)
                 if subgoals:
-                    children = [run.add_goal(goal, text) for text in subgoals]
-                    run.set_goal(goal, **_fold(goal, False, notes))
+                    children = [ctx.add_goal(goal, text) for text in subgoals]
+                    ctx.set_goal(goal, **_fold(goal, False, notes))
                     self.stack.extend(child.id for child in reversed(children))
                 else:
                     await self._execute_and_verify(goal, False, notes)
-            run.settle_parents(goal)
+            ctx.settle_parents(goal)
         finally:
             self.current_goal_id = None
 
@@ -109,22 +114,22 @@ class GoalStack:
         the root of a long imperative objective is split (seed 002's plan-first rule: a run of
         one goal shows the operator nothing), and once a budget passed 75% goals are executed,
         not split (the convergence nudge, which such a model does not follow, enforced)."""
-        run = self.run
-        if run.prompts.PROFILE != "small":
+        ctx = self.ctx
+        if ctx.prompts.PROFILE != "small":
             return None
-        if goal.depth == 0 and plan_first(run.record.objective):
+        if goal.depth == 0 and plan_first(ctx.record.objective):
             return False, "plan first: a long imperative objective is split"
-        if run.record.converging():
+        if ctx.record.converging():
             return True, "converging: executed without splitting"
         return None
 
     async def _judge(self, goal: Goal, notes: list[str]) -> bool:
-        run = self.run
-        reply = await run.call_model(
+        ctx = self.ctx
+        reply = await ctx.call_model(
             "actionable",
-            run.prompts.actionable(run.record.objective, goal.text, [], run.record.converging()),
+            ctx.prompts.actionable(ctx.record.objective, goal.text, [], ctx.record.converging()),
             goal,
-            schema=run.prompts.SCHEMAS["actionable"],
+            schema=ctx.prompts.SCHEMAS["actionable"],
             max_tokens=160,
         )
         try:
@@ -139,23 +144,23 @@ class GoalStack:
 
         A split that leaves fewer distinct sub-goals than the schema's minimum once restatements
         are dropped is asked for once more (seed 002), and the new distinct ones are added."""
-        run = self.run
-        minimum = run.prompts.SCHEMAS["decompose"]["properties"]["subgoals"].get("minItems", 2)
-        seen = {normalise(goal.text), normalise(run.record.objective)}
-        seen.update(normalise(t) for t in run.prompts.EXAMPLES)  # the shown example, handed back
+        ctx = self.ctx
+        minimum = ctx.prompts.SCHEMAS["decompose"]["properties"]["subgoals"].get("minItems", 2)
+        seen = {normalise(goal.text), normalise(ctx.record.objective)}
+        seen.update(normalise(t) for t in ctx.prompts.EXAMPLES)  # the shown example, handed back
         # a sub-goal is strictly narrower than its parent (seed 000): one that says an ancestor,
         # the objective or a kept sibling again in other words is a restatement too
-        said = [content_words(run.record.objective)] + [content_words(t) for t in self._lineage(goal)]
+        said = [content_words(ctx.record.objective)] + [content_words(t) for t in self._lineage(goal)]
         subgoals: list[str] = []
         dropped_restated = 0
         notes = []
         for attempt in range(2):
-            reply = await run.call_model(
+            reply = await ctx.call_model(
                 "decompose",
-                run.prompts.decompose(run.record.objective, goal.text, self.context_for(goal),
-                                      run.record.converging(), again=attempt > 0),
+                ctx.prompts.decompose(ctx.record.objective, goal.text, self.context_for(goal),
+                                      ctx.record.converging(), again=attempt > 0),
                 goal,
-                schema=run.prompts.SCHEMAS["decompose"],
+                schema=ctx.prompts.SCHEMAS["decompose"],
                 max_tokens=600,  # room for four sub-goals at their schema's longest
             )
             try:
@@ -183,8 +188,8 @@ class GoalStack:
             notes.append(f"{dropped_restated} sub-goal(s) dropped as restatements")
         if dropped_extra:
             notes.append(f"{dropped_extra} sub-goal(s) dropped past the fourth")
-        if subgoals and run.record.permission_mode == "ask":
-            answer = await run.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals})
+        if subgoals and ctx.decide(Action.SUBGOALS) is Decision.ASK:
+            answer = await ctx.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals})
             if answer.outcome.value != "approved":
                 return [], _join("; ".join(notes), f"sub-goals {answer.outcome.value}: executed directly")
             edited = answer.edits.get("subgoals", subgoals)
@@ -197,37 +202,33 @@ class GoalStack:
         return subgoals, "; ".join(notes)
 
     async def _execute_and_verify(self, goal: Goal, actionable: bool, notes: list[str]) -> None:
-        run = self.run
-        rec = run.record
-        await run.memory.prepare([goal.text])
-        related = run.memory.search(goal.text, k=3)
-        prior = run.memory.reusable(goal.text, related)
+        ctx = self.ctx
+        rec = ctx.record
+        await ctx.memory.prepare([goal.text])
+        related = ctx.memory.search(goal.text, k=3)
+        prior = ctx.memory.reusable(goal.text, related)
         if prior is not None and prior.key != goal.id:
             result = prior.text
             notes.append(f"{REUSED} {prior.key} (similarity {prior.score:.2f})")
         else:
             findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
-            reply = await run.call_model(
-                "execute",
-                run.prompts.execute(rec.objective, goal.text, self.context_for(goal), findings, rec.converging()),
-                goal,
-                max_tokens=EXECUTE_MAX_TOKENS,
-            )
-            result = reply.text.strip()
+            # a small model is offered no tools: it cannot call them, and the offer costs its context
+            tools = ctx.tools.offered() if ctx.tools is not None and ctx.prompts.PROFILE != "small" else None
+            messages = ctx.prompts.execute(rec.objective, goal.text, self.context_for(goal), findings,
+                                           rec.converging(), tools=bool(tools))
+            result = await self._work(goal, messages, tools)
             if result.upper().startswith("BLOCKED:"):
-                from .run import Blocked
-
-                run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
+                ctx.set_goal(goal, result=result, **_fold(goal, actionable, notes))
                 raise Blocked(f"blocked by model: {result[8:].strip()[:300]}")
         # attempts count judged executions, so one cut short by a pause or a crash is not one
-        run.set_goal(goal, result=result, **_fold(goal, actionable, notes))
+        ctx.set_goal(goal, result=result, **_fold(goal, actionable, notes))
         attempts = goal.attempts + 1
-        echo = degenerate(result, run.prompts.EXAMPLES)
+        echo = degenerate(result, ctx.prompts.EXAMPLES)
         if echo is not None:  # no model is asked to approve an echo of its own prompt
             ok, reason = False, echo
         else:
-            reply = await run.call_model(
-                "verify", run.prompts.verify(goal.text, result), goal, schema=run.prompts.SCHEMAS["verify"],
+            reply = await ctx.call_model(
+                "verify", ctx.prompts.verify(goal.text, result), goal, schema=ctx.prompts.SCHEMAS["verify"],
                 max_tokens=160,
             )
             try:
@@ -236,19 +237,38 @@ class GoalStack:
                 ok, reason = False, "verdict unparseable"
         verdict = f"{'YES' if ok else 'NO'}: {reason}".rstrip(": ")
         if ok:
-            run.set_goal(goal, status=GoalStatus.DONE, verdict=verdict, attempts=attempts)
-            run.memory.save(goal.id, result, goal.text)
+            ctx.set_goal(goal, status=GoalStatus.DONE, verdict=verdict, attempts=attempts)
+            ctx.memory.save(goal.id, result, goal.text)
         elif attempts < MAX_ATTEMPTS:
-            run.set_goal(goal, status=GoalStatus.PENDING, verdict=verdict, attempts=attempts,
+            ctx.set_goal(goal, status=GoalStatus.PENDING, verdict=verdict, attempts=attempts,
                          note=_join(goal.note, "verification failed: retrying"))
             self.stack.append(goal.id)
         else:
-            run.set_goal(goal, status=GoalStatus.FAILED, verdict=verdict, attempts=attempts,
+            ctx.set_goal(goal, status=GoalStatus.FAILED, verdict=verdict, attempts=attempts,
                          note=_join(goal.note, "verification failed twice"))
+
+    async def _work(self, goal: Goal, messages: list[dict], tools: list[dict] | None) -> str:
+        """The goal's result: the model's answer, after the tool calls it asked for have run
+        (at most TOOL_ROUNDS rounds; then one last call without tools asks for the answer)."""
+        ctx = self.ctx
+        for _round in range(TOOL_ROUNDS if tools else 1):
+            reply = await ctx.call_model("execute", messages, goal, tools=tools, max_tokens=EXECUTE_MAX_TOKENS)
+            if not tools or not reply.tool_calls:
+                return reply.text.strip()
+            messages = [*messages, {"role": "assistant", "content": reply.text, "tool_calls": reply.tool_calls}]
+            for call in reply.tool_calls[:CALLS_PER_ROUND]:
+                result = await ctx.call_tool(goal, call)
+                messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""), "content": result})
+            for call in reply.tool_calls[CALLS_PER_ROUND:]:  # every call gets its answer, as the wire formats want
+                messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""),
+                                 "content": f"not run: at most {CALLS_PER_ROUND} tool calls at a time"})
+        reply = await ctx.call_model("execute", [*messages, {"role": "user", "content": ctx.prompts.ROUNDS_SPENT}],
+                                     goal, max_tokens=EXECUTE_MAX_TOKENS)
+        return reply.text.strip()
 
     def _lineage(self, goal: Goal) -> list[str]:
         """The texts of `goal` and each of its ancestors."""
-        goals, texts, current = self.run.record.goals, [], goal
+        goals, texts, current = self.ctx.record.goals, [], goal
         while current is not None:
             texts.append(current.text)
             current = goals[current.parent_id] if current.parent_id else None
@@ -256,7 +276,7 @@ class GoalStack:
 
     def context_for(self, goal: Goal) -> str:
         """At most two ancestors and the three latest done siblings, each result cut short."""
-        goals = self.run.record.goals
+        goals = self.ctx.record.goals
         parts = []
         parent_id, hops = goal.parent_id, 0
         while parent_id is not None and hops < 2:

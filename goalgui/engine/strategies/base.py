@@ -1,0 +1,96 @@
+"""The shape every strategy has: the `Strategy` protocol and the narrow `Context` it is handed.
+
+A strategy derives all its working state from the run's record (`rebuild`), so a restored,
+replayed or resumed run is the same code path as a live one. It says whether it has work and
+takes one step at a time; the run drives it, checks budgets between steps, and turns what a
+step raises (a stop, a provider error, a needed confirmation) into the run's state.
+
+It never sees the `Run`: the context gives it the record to read, the tree operations, model
+calls, confirmations, the findings memory, the tools and the permission decision, and nothing
+else, so a new strategy is one module that cannot reach into the driver.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from ..permissions import Action, Decision, decide
+
+if TYPE_CHECKING:  # only names for the annotations
+    from ..confirm import ConfirmationAnswer
+    from ..memory import FindingsMemory
+    from ..model import ModelReply
+    from ..record import Goal, RunRecord
+
+
+class Strategy(Protocol):
+    name: ClassVar[str]
+    current_goal_id: str | None  # the goal a step is working on (skip cancels that step)
+
+    def __init__(self, context: Context) -> None: ...
+
+    def rebuild(self) -> None:
+        """Derive the working state (stack, cursor, queue, plan) from the record."""
+
+    def has_work(self) -> bool: ...
+
+    def planned(self) -> bool:
+        """True when work waits for review (plan mode held it): the run pauses with the plan."""
+
+    async def step(self) -> None:
+        """One turn of work; may raise StopRun, a ProviderError or NeedsConfirmation."""
+
+
+class Context:
+    """What a strategy may use of its run. Built by the run; holds it privately."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Any):
+        self._run = run
+
+    @property
+    def record(self) -> RunRecord:
+        return self._run.record
+
+    @property
+    def prompts(self):
+        """The prompt module for this model (`prompts` or `prompts_small`)."""
+        return self._run.prompts
+
+    @property
+    def memory(self) -> FindingsMemory:
+        return self._run.memory
+
+    @property
+    def tools(self):
+        """The run's tools (a `Toolbox`), or None when the run has none."""
+        return self._run.tools
+
+    def decide(self, action: Action) -> Decision:
+        """Run, ask, hold or refuse `action` in the run's permission mode (permissions.TABLE)."""
+        return decide(self._run.record.permission_mode, action)
+
+    def add_goal(self, parent: Goal | None, text: str) -> Goal:
+        return self._run.add_goal(parent, text)
+
+    def set_goal(self, goal: Goal, **changes) -> None:
+        self._run.set_goal(goal, **changes)
+
+    def settle_parents(self, goal: Goal) -> None:
+        self._run.settle_parents(goal)
+
+    def begin_turn(self, goal: Goal | None) -> None:
+        self._run.begin_turn(goal)
+
+    async def call_model(self, purpose: str, messages: list[dict], goal: Goal | None, *, schema: dict | None = None,
+                         tools: list[dict] | None = None, max_tokens: int | None = None) -> ModelReply:
+        return await self._run.call_model(purpose, messages, goal, schema=schema, tools=tools,
+                                          max_tokens=max_tokens)
+
+    async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:
+        return await self._run.confirm(kind, proposal)
+
+    async def call_tool(self, goal: Goal | None, call: dict, toolbox=None) -> str:
+        """Run one of the model's tool calls under the permission mode; what the model reads back."""
+        return await self._run.call_tool(goal, call, toolbox)

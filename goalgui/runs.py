@@ -1,0 +1,156 @@
+"""Start, resume, abandon and cancel runs: one sequence shared by the command and the window.
+
+Each takes the journal and returns a `Run` ready to drive (or the record it left). Claiming comes
+before reading (`Journal.take`), a claim is let go again if anything after it fails, and a run is
+never started in a journal that cannot be written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+
+from .engine.confirm import ConfirmerFn, approve_all
+from .engine.lifecycle import InputError, Limits, RunState
+from . import paths
+from .engine.run import Run, new_run_id
+
+log = logging.getLogger(__name__)
+
+EXIT = {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}
+EXIT_BAD_INPUT, EXIT_INTERNAL = 2, 1
+CONTROL_POLL = 0.25  # seconds between looks at control requests from other processes
+CANCEL_ANSWER_SECONDS = 5.0  # how long a live driver has to carry out a cancel
+
+
+def exit_code(state: RunState | None) -> int:
+    """The command's exit code for a run that stopped in `state` (DESIGN.md: the goalgui command)."""
+    return EXIT.get(state, EXIT_INTERNAL)
+
+
+class NoModel:
+    """For what needs no model (cancelling, abandoning): it refuses to be called."""
+
+    name = "none"
+
+    async def complete(self, request):
+        raise RuntimeError("no model is loaded for this command")
+
+
+def workspace_for(run_id: str, given: str | os.PathLike | None = None) -> Path:
+    """The folder a run's tools act in: the one given, or a new one under the data dir named after the run."""
+    if given is not None and str(given).strip():
+        folder = Path(given).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"the workspace {folder} is a file; name a folder")
+        return folder.resolve()
+    return paths.data_dir() / "workspaces" / run_id
+
+
+def toolbox_for(folder: Path):
+    """The run's tools in `folder` (created private if missing)."""
+    from .tools import default_toolbox
+
+    if not folder.exists():
+        paths.private_dir(folder.parent)
+    try:
+        return default_toolbox(folder)
+    except OSError as exc:
+        raise InputError(f"the workspace {folder} cannot be made: {exc.strerror or exc}") from None
+
+
+def start_run(journal, objective: str, *, model: str, strategy: str = "goal-stack", limits: Limits | None = None,
+              permission_mode: str = "auto-edit", criteria: str = "", confirmer: ConfirmerFn = approve_all,
+              workspace: str | os.PathLike | None = None) -> Run:
+    """A new run in `journal`, its root goal the objective, its tools in its workspace; bad input
+    raises InputError in one line."""
+    from .providers import embedder_for, load_model
+
+    journal.writable()  # before the model loads: a run that cannot be journaled does not start
+    run_id = new_run_id()
+    tools = toolbox_for(workspace_for(run_id, workspace))
+    loaded, spec = load_model(model)
+    return Run.create(objective, loaded, model_spec=spec, strategy=strategy, limits=limits,
+                      permission_mode=permission_mode, criteria=criteria, sink=journal, confirmer=confirmer,
+                      embedder=embedder_for(loaded), tools=tools, run_id=run_id)
+
+
+def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: ConfirmerFn = approve_all,
+               limits: dict | None = None, permission_mode: str | None = None) -> Run:
+    """Claim a paused or blocked run and make it active again (with new limits, mode or model)."""
+    from .providers import embedder_for, load_model
+
+    record = journal.take(run_id)
+    try:
+        loaded, _spec = load_model(model or record.model)
+        folder = record.options.get("workspace")  # a run from before tools has none: text only
+        tools = toolbox_for(Path(folder)) if folder else None
+        run = Run.restore(record, loaded, sink=journal, confirmer=confirmer, embedder=embedder_for(loaded),
+                          tools=tools)
+        if limits:
+            run.set_limits(**limits)
+        if permission_mode:
+            run.set_permission_mode(permission_mode)
+        run.resume()
+    except BaseException:
+        journal.release(run_id)
+        raise
+    return run
+
+
+def end_run(journal, run_id: str, reason: str, *, doing: str = "cancel") -> Run:
+    """Cancel a run that no live process drives (a dead driver's too), journaled at once."""
+    record = journal.take(run_id, doing=doing)
+    try:
+        run = Run.restore(record, NoModel(), sink=journal)
+        run.cancel(reason)
+        run.close()
+    finally:
+        journal.release(run_id)
+    return run
+
+
+def abandon_run(journal, run_id: str) -> Run:
+    """Give up a run that was interrupted (the window's Abandon): it ends cancelled, with that reason."""
+    return end_run(journal, run_id, "abandoned after an interruption", doing="abandon")
+
+
+def cancel_run(journal, run_id: str, reason: str = "cancelled by user") -> str:
+    """Cancel `run_id` wherever it is driven; what happened, in one line. A live driver is asked
+    through the journal; if it does not carry the cancel out in time, the request is withdrawn so
+    it never takes effect later, and InputError says so."""
+    if not journal.owner_alive(run_id):
+        end_run(journal, run_id, reason)
+        return f"run {run_id} cancelled"
+    control = journal.request_control(run_id, "cancel", reason=reason)
+    deadline = time.monotonic() + CANCEL_ANSWER_SECONDS
+    while time.monotonic() < deadline:
+        if journal.runs(run_id)[0]["state"] == RunState.CANCELLED.value:
+            return f"run {run_id} cancelled"
+        time.sleep(0.1)
+    if journal.withdraw_control(control):  # a cancel that failed must not act later
+        raise InputError(f"run {run_id} is driven by another process that did not answer; "
+                         "the cancel was withdrawn (once that process is gone, cancel it again)")
+    raise InputError(f"run {run_id}: its driver took the cancel but has not finished it yet; "
+                     "look again with: goalgui runs")
+
+
+async def poll_controls(run: Run, journal) -> None:
+    """Carry out the requests (pause, cancel, skip, limits) other processes leave for `run`."""
+    while True:
+        await asyncio.sleep(CONTROL_POLL)
+        for action, args in await asyncio.to_thread(journal.take_controls, run.run_id):
+            try:
+                if action == "pause" and run.state is RunState.ACTIVE:
+                    run.pause(args.get("reason", "paused from another process"))
+                elif action == "cancel" and run.state is not RunState.CANCELLED:
+                    run.cancel(args.get("reason", "cancelled from another process"))
+                elif action == "skip":
+                    run.skip(args.get("goal_id"))
+                elif action == "limits":
+                    run.set_limits(**args)
+            except Exception as exc:
+                log.warning("control %s on run %s refused: %s", action, run.run_id, exc)
