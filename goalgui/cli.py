@@ -71,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("objective")
     run.add_argument("--workspace", help="the folder the run's tools act in (default: a new folder for the run "
                                          "in the user data dir)")
-    run.add_argument("--strategy", default="goal-stack")
+    run.add_argument("--strategy", default="goal-stack", help="goal-stack or cursor (task-loop and plan: not yet)")
+    run.add_argument("--no-evidence-gate", action="store_true",
+                     help="cursor: accept task_complete without a check having been run")
     run.add_argument("--model", default=None, help="local | scripted:NAME|FILE.json | python:FILE.py:ATTR | ...")
     run.add_argument("--window", action="store_true",
                      help="watch and steer it in the window (with no display, it is followed here instead)")
@@ -255,7 +257,8 @@ def cmd_run(args) -> int:
     with _journal(args) as journal:
         run = start_run(journal, args.objective, model=args.model or settings.default_model or DEFAULT_MODEL,
                         strategy=args.strategy, limits=limits, permission_mode=args.permission_mode or "auto-edit",
-                        confirmer=_confirmer(args), workspace=args.workspace)
+                        confirmer=_confirmer(args), workspace=args.workspace,
+                        options={"evidence_gate": False} if args.no_evidence_gate else None)
         return _drive(run, journal, args)
 
 

@@ -64,7 +64,7 @@ def toolbox_for(folder: Path):
 
 def start_run(journal, objective: str, *, model: str, strategy: str = "goal-stack", limits: Limits | None = None,
               permission_mode: str = "auto-edit", criteria: str = "", confirmer: ConfirmerFn = approve_all,
-              workspace: str | os.PathLike | None = None) -> Run:
+              workspace: str | os.PathLike | None = None, options: dict | None = None) -> Run:
     """A new run in `journal`, its root goal the objective, its tools in its workspace; bad input
     raises InputError in one line."""
     from .providers import embedder_for, load_model
@@ -75,7 +75,7 @@ def start_run(journal, objective: str, *, model: str, strategy: str = "goal-stac
     loaded, spec = load_model(model)
     return Run.create(objective, loaded, model_spec=spec, strategy=strategy, limits=limits,
                       permission_mode=permission_mode, criteria=criteria, sink=journal, confirmer=confirmer,
-                      embedder=embedder_for(loaded), tools=tools, run_id=run_id)
+                      embedder=embedder_for(loaded), tools=tools, run_id=run_id, options=options)
 
 
 def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: ConfirmerFn = approve_all,

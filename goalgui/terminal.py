@@ -172,8 +172,8 @@ class TerminalConfirmer:
         w = self.stream.write
         if request.kind == "tool":
             return await self._tool(request)
-        if request.kind == "subgoals":
-            w(f"\nThe model wants to split: {shown(p['parent'])}\n")
+        if request.kind in ("subgoals", "plan"):
+            w(f"\nThe model {'plans' if request.kind == 'plan' else 'wants to split'}: {shown(p['parent'])}\n")
             for i, text in enumerate(p["subgoals"], 1):
                 w(f"  {i}. {shown(text)}\n")
             w("Approve all [a], decline [d], or the numbers to keep (e.g. '1 3'): ")
@@ -192,12 +192,12 @@ class TerminalConfirmer:
                 return ConfirmationAnswer.approve(request.mode)
             if answer in ("d", "n", "no", "decline"):
                 return ConfirmationAnswer.decline()
-            if request.kind == "subgoals":
+            if request.kind in ("subgoals", "plan"):
                 try:
                     keep = sorted({int(x) for x in answer.replace(",", " ").split()})
                     if keep and all(1 <= k <= len(p["subgoals"]) for k in keep):
                         return ConfirmationAnswer.approve(request.mode, subgoals=[p["subgoals"][k - 1] for k in keep])
                 except ValueError:
                     pass
-            w("Please answer a, d" + (" or numbers: " if request.kind == "subgoals" else ": "))
+            w("Please answer a, d" + (" or numbers: " if request.kind in ("subgoals", "plan") else ": "))
             self.stream.flush()

@@ -66,9 +66,10 @@ class ConfirmDialog(QDialog):
             self.reason = QLineEdit()
             self.reason.setPlaceholderText("optional: why not (the model reads it)")
             form.addRow("If you deny it", self.reason)
-        elif request.kind == "subgoals":
-            self.setWindowTitle("Approve sub-goals")
-            layout.insertWidget(0, plain_label(f"The model wants to split:\n{p['parent']}"))
+        elif request.kind in ("subgoals", "plan"):
+            self.setWindowTitle("Approve the plan" if request.kind == "plan" else "Approve sub-goals")
+            layout.insertWidget(0, plain_label(("The plan for:\n" if request.kind == "plan" else
+                                                "The model wants to split:\n") + str(p["parent"])))
             self.subgoals = QListWidget()
             self.subgoals.setWordWrap(True)
             for text in p["subgoals"]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from ..lifecycle import InputError
 from .base import Context, Strategy
+from .cursor import Cursor
 from .goal_stack import GoalStack
 
 # every pattern of the seeds, by its command-line name; those not built yet are refused in one line
 STRATEGIES = ("goal-stack", "task-loop", "plan", "cursor")
-BUILT: dict[str, type[Strategy]] = {GoalStack.name: GoalStack}
+BUILT: dict[str, type[Strategy]] = {GoalStack.name: GoalStack, Cursor.name: Cursor}
 
 
 def check_strategy(name: str) -> None:
