@@ -46,6 +46,8 @@ class TerminalView:
         self.stream = stream
         self.live = stream.isatty()
         self._status_shown = False
+        self._plan_shown = False
+        self._cursor_at: str | None = None
 
     def __call__(self, batch: Sequence[ev.Event]) -> None:
         out = []
@@ -64,6 +66,8 @@ class TerminalView:
                 out.append(f"budget {e.budget} past 75% ({e.used:,.0f} of {e.limit:,.0f}): converging")
             elif t is ev.ConfirmationAsked:
                 out.append(f"waiting for confirmation: {e.kind.replace('_', ' ')}")
+            elif t is ev.TurnStarted and self.record.strategy == "cursor":
+                out.extend(self._cursor_lines(e.goal_id))
             elif t is ev.ToolCalled:
                 depth = goals[e.goal_id].depth + 1 if e.goal_id in goals else 1
                 brief = shown(", ".join(f"{k}={str(v)[:40]}" for k, v in list(e.arguments.items())[:2]))
@@ -75,6 +79,28 @@ class TerminalView:
         if self.live:
             text = "\r\x1b[K" + text + self.status()
         self._write(text)
+
+    def _cursor_lines(self, goal_id: str | None) -> list[str]:
+        """The cursor's plan once it exists, and a line each time the cursor moves onto a task."""
+        rec = self.record
+        root = rec.goals.get(rec.root_id or "")
+        goal = rec.goals.get(goal_id or "")
+        if root is None or goal is None or goal.parent_id != root.id or goal_id == self._cursor_at:
+            return []
+        lines = []
+        tasks = [rec.goals[c] for c in root.children]
+        number = root.children.index(goal_id) + 1
+        if not self._plan_shown:
+            self._plan_shown = True
+            lines.append(f"[goal] plan: {len(tasks)} task(s)")
+            lines.append(f"goal: {shown(rec.objective)[:100]}")
+            marks = {"done": "[x]", "failed": "[!]", "skipped": "[-]", "abandoned": "[-]"}
+            for i, task in enumerate(tasks, 1):  # the record may be ahead of this line: tasks after the cursor wait
+                mark = "[>]" if i == number else marks.get(task.status.value, "[ ]") if i < number else "[ ]"
+                lines.append(f"  {mark} {i}. {shown(task.text)[:90]}")
+        self._cursor_at = goal_id
+        lines.append(f"[goal] working on task {number}/{len(tasks)}: {shown(goal.text)[:90]}")
+        return lines
 
     def _write(self, text: str) -> None:
         """A reader that went away (`goalgui run ... | head`) silences the view, not the run."""
@@ -98,7 +124,9 @@ class TerminalView:
         m = rec.metrics
         tokens = f"{m.tokens:,}" + (f"/{rec.limits.tokens:,}" if rec.limits.tokens else "")
         turns = f"  turns {m.turns}" + (f"/{rec.limits.turns}" if rec.limits.turns else "")
-        return (f"[{rec.state.value}] goals {m.goals_created}/{rec.limits.max_goals}  "
+        position = rec.task_position() if rec.strategy == "cursor" else None
+        cursor = f"  task:{position}" if position else ""
+        return (f"[{rec.state.value}] goals {m.goals_created}/{rec.limits.max_goals}{cursor}  "
                 f"tokens {tokens}{turns}  {rec.active_seconds(rec.updated_at):.0f}s")
 
     def close(self) -> None:

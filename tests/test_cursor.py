@@ -13,6 +13,20 @@ from .models import FunctionModel
 from .test_cli import cli  # noqa: F401  (the fixture)
 
 OBJECTIVE = "Create the notes file, then prove it exists and report its checksum"
+# a plan of two tasks: write a file (then read it back, then settle with evidence), and check it in text
+PROOF_SCRIPT = {"rules": [
+    {"purpose": "decompose", "reply": {"tasks": ["Write proof.txt", "Check proof.txt"]}},
+    {"purpose": "confirm_plan", "reply": "APPROVE"},
+    {"purpose": "work", "match": "write proof", "times": 1, "reply": "",
+     "tool_calls": [{"id": "1", "name": "write_file", "arguments": {"path": "proof.txt", "content": "ok"}}]},
+    {"purpose": "work", "match": "write proof", "times": 1, "reply": "",
+     "tool_calls": [{"id": "2", "name": "read_file", "arguments": {"path": "proof.txt"}}]},
+    {"purpose": "work", "match": "write proof", "reply": "",
+     "tool_calls": [{"id": "3", "name": "task_complete",
+                     "arguments": {"id": 1, "summary": "wrote it", "evidence": "read back: ok"}}]},
+    {"purpose": "work", "match": "check proof", "reply": "proof.txt holds ok"},
+    {"purpose": "summarize", "reply": "done"},
+]}
 
 
 def call(name, **arguments):
@@ -233,19 +247,7 @@ async def test_the_plan_and_the_cursor_survive_a_restore_and_settled_tasks_never
 
 def test_the_command_runs_the_cursor_and_refuses_nothing_built(cli, tmp_path):
     script = tmp_path / "cursor.json"
-    script.write_text(json.dumps({"rules": [
-        {"purpose": "decompose", "reply": {"tasks": ["Write proof.txt", "Check proof.txt"]}},
-        {"purpose": "confirm_plan", "reply": "APPROVE"},
-        {"purpose": "work", "match": "write proof", "times": 1, "reply": "",
-         "tool_calls": [{"id": "1", "name": "write_file", "arguments": {"path": "proof.txt", "content": "ok"}}]},
-        {"purpose": "work", "match": "write proof", "times": 1, "reply": "",
-         "tool_calls": [{"id": "2", "name": "read_file", "arguments": {"path": "proof.txt"}}]},
-        {"purpose": "work", "match": "write proof", "reply": "",
-         "tool_calls": [{"id": "3", "name": "task_complete",
-                         "arguments": {"id": 1, "summary": "wrote it", "evidence": "read back: ok"}}]},
-        {"purpose": "work", "match": "check proof", "reply": "proof.txt holds ok"},
-        {"purpose": "summarize", "reply": "done"},
-    ]}))
+    script.write_text(json.dumps(PROOF_SCRIPT))
     out = cli("run", OBJECTIVE, "--strategy", "cursor", "--model", f"scripted:{script}",
               "--workspace", str(tmp_path / "ws"), "--json")
     assert out.returncode == 0, out.stderr

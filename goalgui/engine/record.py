@@ -202,7 +202,21 @@ class RunRecord:
         return {"ts": self.updated_at, "tokens": m.tokens, "turns": m.turns, "goals": m.goals_created,
                 "settled": self.settled, "active": round(self.active_seconds(self.updated_at), 3),
                 "purpose": dict(m.tokens_by_purpose), "limits": self.limits.to_dict(), "state": self.state.value,
-                "calls": m.model_calls, "depth": m.max_depth_reached}
+                "calls": m.model_calls, "depth": m.max_depth_reached, **self._cursor_totals()}
+
+    def _cursor_totals(self) -> dict:
+        position = self.task_position() if self.strategy == "cursor" else None
+        return {"task": position} if position else {}
+
+    def task_position(self) -> str | None:
+        """The cursor's place among the root's tasks as 'N/M' (M/M once all are settled); None before a plan."""
+        root = self.goals.get(self.root_id or "")
+        if root is None or not root.children:
+            return None
+        for number, goal_id in enumerate(root.children, 1):
+            if self.goals[goal_id].status not in SETTLED:
+                return f"{number}/{len(root.children)}"
+        return f"{len(root.children)}/{len(root.children)}"
 
     def leaves(self) -> list[Goal]:
         return [g for g in self.goals.values() if not g.children]

@@ -42,6 +42,8 @@ def status_line(state: str, totals: dict, stop_reason: str | None = None, waitin
     tokens = f"{totals.get('tokens', 0):,}" + (f"/{limits['tokens']:,}" if limits.get("tokens") else "")
     parts = [state, f"goal {totals.get('settled', 0)}/{totals.get('goals', 0)} (cap {limits.get('max_goals', '?')})",
              f"tokens {tokens}", f"{totals.get('active', 0):.0f}s"]
+    if totals.get("task"):  # the cursor strategy's place in its plan
+        parts.insert(1, f"task {totals['task']}")
     if stop_reason and state != RunState.ACTIVE.value:
         parts.append(stop_reason)
     if waiting:

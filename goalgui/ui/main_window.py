@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from .. import paths
 from ..engine import events as ev
-from ..engine.lifecycle import InputError, Limits, RunState
+from ..engine.lifecycle import InputError, RunState
 from ..engine.record import INTERRUPTED, RunRecord, goal_from_events, plot_marks
 from ..engine.run import Run
 from ..journal import JournalError
@@ -44,6 +44,8 @@ from .theme import is_dark
 from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
+from .commands import goal_command
+from .plan_pane import PlanPane
 from .tree_view import GoalTreeView
 from .tree_model import GOAL_ID_ROLE, SORT_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
 from .plain import plain_label
@@ -171,6 +173,8 @@ class MainWindow(QMainWindow):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addLayout(filters)
+        self.plan = PlanPane()  # the cursor's plan, beside the tree
+        left_layout.addWidget(self.plan)
         left_layout.addWidget(self.tree)
         self.detail = GoalDetail()
         self.budgets = BudgetPanel()
@@ -191,7 +195,7 @@ class MainWindow(QMainWindow):
         self.chat_log.setMaximumHeight(64)
         self.chat_log.setPlaceholderText("Talk to the agent below: it may propose a goal, which you confirm.")
         self.command = QLineEdit()
-        self.command.setPlaceholderText("Message the agent, or /goal, /goal new TEXT, /goal pause|resume|cancel|skip")
+        self.command.setPlaceholderText("Message the agent, or /goal, /goal new TEXT, /goal pause|resume|cancel|skip|clear")
         self.interrupted_bar = QFrame()
         self.interrupted_label = plain_label()
         self.interrupted_resume = QPushButton("Resume")
@@ -274,6 +278,7 @@ class MainWindow(QMainWindow):
         self._followed = self._running_goal = None
         self._auto_expanded.clear()
         self.tree_model.load_record(run.record)
+        self.plan.show_record(run.record)
         self.shown_seq = run.record.last_seq
         self._live_state = run.record.state
         self.budgets.load_series(self.journal.series(run.run_id), start=run.record.started_at)
@@ -301,6 +306,7 @@ class MainWindow(QMainWindow):
         self.shown_run_id = run_id
         self.shown_seq = self.summary["last_seq"]
         self.tree_model.open_journaled(self.journal, run_id)
+        self.plan.show_rows(self.summary["strategy"], self.journal.children(run_id, "g1", limit=50))
         self.tree.expandToDepth(0)
         self.budgets.reset(self.summary["started_at"])
         self.inspect.show_run(run_id, self.shown_seq, lambda: self.journal.load(run_id))
@@ -375,6 +381,7 @@ class MainWindow(QMainWindow):
         self.record = record
         self.shown_seq = n
         self.tree_model.load_record(record)
+        self.plan.show_record(record)
         self.tree.expandToDepth(1)
         self.budgets.load_series(series + [(n, {**record.snapshot(), "marks": []})], start=record.started_at)
         self.inspect.show_moment(n, record.updated_at - record.started_at,
@@ -399,6 +406,8 @@ class MainWindow(QMainWindow):
             elif t in _STEERING_EVENTS:
                 steering = True
         self.tree_model.apply(fresh)
+        if self.plan.isVisible() or self.run.record.strategy == "cursor":
+            self.plan.show_record(self.run.record)
         self.budgets.add(self.run.record.snapshot(), plot_marks(fresh))
         running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
         if running is not None:
@@ -645,24 +654,7 @@ class MainWindow(QMainWindow):
         if not text.startswith("/goal"):
             self.chat_task = asyncio.ensure_future(self.chat(text))
             return
-        rest = text[len("/goal"):].strip()
-        word, _, arg = rest.partition(" ")
-        if not word:
-            self.statusBar().showMessage(self.modeline.text(), 10000)
-        elif word == "new":
-            self.start_goal({"objective": arg, "criteria": "", "strategy": self.settings.default_strategy,
-                             "model": self.settings.default_model, "limits": Limits(),
-                             "mode": self.settings.default_permission_mode})
-        elif word in ("pause", "resume", "cancel", "skip") and self.run is not None:
-            button = {"pause": self.controls.pause_button, "resume": self.controls.resume_button,
-                      "cancel": self.controls.cancel_button, "skip": self.controls.skip_button}[word]
-            if button.isEnabled():
-                button.click()
-            else:
-                self.statusBar().showMessage(f"/goal {word} is not possible while the run is "
-                                             f"{self.run.state.value}", 8000)
-        else:
-            self.statusBar().showMessage(f"unknown command: {text}", 8000)
+        goal_command(self, text[len("/goal"):].strip())
 
     async def chat(self, text: str) -> None:
         """One chat turn: the model may answer, and may propose a goal that the dialog confirms."""

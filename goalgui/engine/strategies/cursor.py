@@ -107,6 +107,7 @@ class Cursor:
     def rebuild(self) -> None:
         self.task: _Task | None = None
         self._settled_now = False
+        self._settle: tuple | None = None
 
     @property
     def options(self) -> dict:
@@ -275,6 +276,10 @@ class Cursor:
                 result = "not run: the task was settled by an earlier call of this round"
             else:
                 result = await ctx.call_tool(task, call, box)
+                if self._settle is not None:  # settled after its call is journaled, so the log reads in order
+                    settled, changes = self._settle
+                    self._settle = None
+                    ctx.set_goal(settled, **changes)
             state.history.append({"role": "tool", "tool_call_id": str(call.get("id") or ""), "content": result})
             name = str(call.get("name"))
             failed = result.startswith(("error:", "refused", "denied", "not run"))
@@ -307,16 +312,16 @@ class Cursor:
                 return f"refused: task {claimed} is already settled and is not worked again; the active task is {number}"
             return f"refused: task {claimed} is not the active task; the active task is {number}"
         if kind == "fail":  # never gated
-            self.ctx.set_goal(task, status=GoalStatus.FAILED, result=str(arguments.get("reason", ""))[:4000],
-                              note=_join(task.note, f"task_fail: {str(arguments.get('reason', ''))[:300]}"))
+            self._settle = (task, dict(status=GoalStatus.FAILED, result=str(arguments.get("reason", ""))[:4000],
+                                       note=_join(task.note, f"task_fail: {str(arguments.get('reason', ''))[:300]}")))
             self._settled_now = True
             return f"task {number} settled as failed"
         evidence = str(arguments.get("evidence", "")).strip()
         if self.options.get("evidence_gate", True) and not self._evidence_ok(task):
             return ("refused: this task used tools but ran no check of what they did; run one of "
                     f"{', '.join(VERIFYING)} first, then call task_complete with what it showed")
-        self.ctx.set_goal(task, status=GoalStatus.DONE, result=str(arguments.get("summary", ""))[:4000],
-                          note=_join(task.note, f"evidence: {evidence[:500] or '(none given)'}"))
+        self._settle = (task, dict(status=GoalStatus.DONE, result=str(arguments.get("summary", ""))[:4000],
+                                   note=_join(task.note, f"evidence: {evidence[:500] or '(none given)'}")))
         self._settled_now = True
         return f"task {number} complete"
 

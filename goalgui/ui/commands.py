@@ -1,0 +1,75 @@
+"""The command bar's `/goal` commands (seed 001 and seed 002), acting through the window's controls."""
+
+from __future__ import annotations
+
+from ..engine.lifecycle import InputError, Limits
+from ..engine.record import SETTLED
+
+
+def goal_command(window, rest: str) -> None:
+    """`/goal` shows the goal (and the cursor's plan); `new TEXT` starts one; `pause`, `resume`,
+    `cancel` and `skip` press the control (for the cursor, `skip` moves it past the active task);
+    `clear` drops the goal: the run is cancelled."""
+    word, _, arg = rest.partition(" ")
+    run = window.run
+    bar = window.statusBar()
+    if not word:
+        bar.showMessage(window.modeline.text(), 10000)
+        if run is not None and run.record.strategy == "cursor":
+            window.chat_log.appendPlainText(_plan_text(run.record))
+        return
+    if word == "new":
+        window.start_goal({"objective": arg, "criteria": "", "strategy": window.settings.default_strategy,
+                           "model": window.settings.default_model, "limits": Limits(),
+                           "mode": window.settings.default_permission_mode})
+        return
+    if run is None:
+        bar.showMessage(f"/goal {word}: no run is being driven here", 8000)
+        return
+    try:
+        if word == "clear":
+            if run.state.final:
+                raise InputError(f"the run is {run.state.value} already")
+            run.cancel("cleared by /goal clear")
+            window.chat_log.appendPlainText("goal cleared: the run is cancelled and its reminders are dropped")
+            return
+        if word == "skip" and run.record.strategy == "cursor":
+            active = _active_task(run.record)
+            if active is None:
+                raise InputError("there is no active task to skip")
+            run.skip(active)
+            return
+    except InputError as exc:
+        bar.showMessage(f"/goal {word}: {exc}", 8000)
+        return
+    buttons = {"pause": window.controls.pause_button, "resume": window.controls.resume_button,
+               "cancel": window.controls.cancel_button, "skip": window.controls.skip_button}
+    button = buttons.get(word)
+    if button is None:
+        bar.showMessage(f"unknown command: /goal {rest}", 8000)
+    elif button.isEnabled():
+        button.click()
+    else:
+        bar.showMessage(f"/goal {word} is not possible while the run is {run.state.value}", 8000)
+
+
+def _active_task(record) -> str | None:
+    root = record.goals.get(record.root_id or "")
+    for goal_id in root.children if root is not None else ():
+        if record.goals[goal_id].status not in SETTLED:
+            return goal_id
+    return None
+
+
+def _plan_text(record) -> str:
+    root = record.goals.get(record.root_id or "")
+    if root is None or not root.children:
+        return "goal: (no plan yet)"
+    active = _active_task(record)
+    marks = {"done": "[x]", "failed": "[!]", "skipped": "[-]", "abandoned": "[-]"}
+    lines = [f"goal: {record.objective}"]
+    for number, goal_id in enumerate(root.children, 1):
+        task = record.goals[goal_id]
+        mark = "[>]" if goal_id == active else marks.get(task.status.value, "[ ]")
+        lines.append(f"  {mark} {number}. {task.text}")
+    return "\n".join(lines)
