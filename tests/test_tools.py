@@ -165,7 +165,7 @@ async def test_ask_mode_confirms_every_side_effect_and_a_denied_command_never_ru
                          ("write_file", "allowed for the run"), ("read_file", "run")]
     assert model.tool_results[1][0]["content"] == "denied by the operator: no commands today"
     # the allowance is in the journal: a restored run keeps it
-    assert "write_file" in journal.load(run.run_id).allowed_tools
+    assert journal.load(run.run_id).allowed_tools == {"write_file:write"}
 
 
 async def test_auto_edit_writes_without_asking_and_asks_for_shell_and_network(tmp_path):
@@ -312,3 +312,66 @@ def test_ask_mode_with_nobody_to_ask_pauses_and_writes_nothing(cli, tmp_path):
     report = json.loads(out.stdout)
     assert report["stop_reason"] == "needs confirmation: tool needs a person to approve it"
     assert not (space / "proof.txt").exists()
+
+
+async def test_what_a_hostile_review_broke_in_the_tools_holds_now(tmp_path, monkeypatch):
+    """A hard link out of the workspace, the sandbox's capabilities as root and its view of
+    goalgui's environment, an allowance for a command reused for the network, a slow server
+    against the whole-request deadline, non-UTF-8 edits, arithmetic that would block the loop."""
+    from goalgui.tools import web
+
+    space, outside = tmp_path / "ws", tmp_path / "outside"
+    space.mkdir()
+    outside.mkdir()
+    (outside / "victim").write_text("precious")
+    os.link(outside / "victim", space / "hl")
+    (space / "latin1.txt").write_bytes(b"caf\xe9 keep me")
+    monkeypatch.setenv("GOALGUI_TEST_SECRET", "sk-SECRET-123")
+    model = scripted_tools([
+        ("read_file", {"path": "hl"}), ("write_file", {"path": "hl", "content": "OVERWRITTEN"}),
+        ("edit_file", {"path": "latin1.txt", "old": "keep", "new": "lose"}),
+        ("run_shell", {"command": "tr '\\0' '\\n' </proc/1/environ; env; grep CapEff /proc/self/status"}),
+        ("run_shell", {"command": "mount -o remount,bind,rw /usr && echo REMOUNTED"}),
+        ("calculate", {"expression": "9" * 490 + "**10000"}),
+    ])
+    await drive(model, space)
+    results = [m["content"] for m in model.tool_results[-1]]
+    assert (outside / "victim").read_text() == "precious"  # replaced in the workspace, never written through
+    assert "has other hard links" in results[0] and (space / "hl").read_text() == "OVERWRITTEN"
+    assert "not UTF-8" in results[2] and (space / "latin1.txt").read_bytes() == b"caf\xe9 keep me"
+    assert "sk-SECRET-123" not in results[3] and "CapEff:\t0000000000000000" in results[3], results[3]
+    assert "REMOUNTED" not in results[4]
+    assert results[5] == "error: calculate: the result is too large"
+
+    answers = Answers(ConfirmationAnswer.approve("ask", always=True), ConfirmationAnswer.decline())
+    model = scripted_tools([("run_shell", {"command": "true"})], [("run_shell", {"command": "true", "network": True})])
+    await drive(model, tmp_path / "ws2", mode="ask", confirmer=answers)
+    assert [(r.proposal["tool"], r.proposal["effect"]) for r in answers.asked] == [("run_shell", "shell"),
+                                                                                  ("run_shell", "network")]
+
+    monkeypatch.setattr(web, "TIMEOUT", 1.0)
+
+    class Drip(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(10):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                import time as _time
+
+                _time.sleep(0.4)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = scripted_tools([("http_get", {"url": f"http://127.0.0.1:{server.server_address[1]}/"})])
+        await drive(model, tmp_path / "ws3")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "took over 1 s and was stopped" in model.tool_results[-1][0]["content"]

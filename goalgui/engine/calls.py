@@ -43,6 +43,7 @@ class ModelCalls:
         schema: dict | None = None,
         tools: list[dict] | None = None,
         max_tokens: int | None = None,
+        tool_choice: str = "auto",
     ) -> ModelReply:
         """Call the model, record the call, then check the budgets (raising if one is spent)."""
         if self.record.state is not RunState.ACTIVE:
@@ -59,6 +60,7 @@ class ModelCalls:
             schema=schema,
             tools=tools,
             max_tokens=max_tokens,
+            tool_choice=tool_choice if tools else "auto",
             deadline=None if remaining is None else time.monotonic() + remaining,
         )
         started = time.perf_counter()

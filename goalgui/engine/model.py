@@ -31,6 +31,7 @@ class ModelRequest:
     tools: list[dict] | None = None
     max_tokens: int | None = None
     deadline: float | None = None  # time.monotonic() by which the call must end
+    tool_choice: str = "auto"  # "required": the reply must call one of `tools` (no text answer)
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,14 @@ PLAIN = "Do the task below and reply with the result itself."
 RE_ANCHOR = ("Your last round produced nothing new. Stay on the active task: {task}. These are settled; "
              "do not redo them: {settled}.")
 NARROW = "The tools {tools} keep failing and are no longer offered for this task."
-FORCE_CLOSE = ("No more tools for this task. Settle it now with what you have gathered: reply with the "
-               "result as text.")
+FORCE_CLOSE = ("No more tools for this task. Settle it now with what you have gathered: reply as JSON "
+               "{\"status\": \"complete\" or \"failed\", \"summary\": what was done or why not, "
+               "\"evidence\": what the tool results showed}.")
 
+CLOSE_SCHEMA = {"type": "object", "properties": {
+    "status": {"type": "string", "enum": ["complete", "failed"]},
+    "summary": {"type": "string", "maxLength": 200}, "evidence": {"type": "string", "maxLength": 200}},
+    "required": ["status", "summary", "evidence"]}
 PLAN_SCHEMA = {"type": "object", "properties": {"tasks": {
     "type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": MAX_TASKS}},
     "required": ["tasks"]}

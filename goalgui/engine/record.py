@@ -130,7 +130,7 @@ class RunRecord:
         self.last_seq = 0
         self.active_since: float | None = None
         self.pending_confirmation: ev.ConfirmationAsked | None = None
-        self.allowed_tools: set[str] = set()  # "Allow this tool for the rest of the run"
+        self.allowed_tools: set[str] = set()  # "Allow this tool for the rest of the run": "tool:effect"
         # per goal, its tool calls in brief (name, decision, ok, arguments cut short), for reports
         self.tool_log: dict[str | None, list[tuple[str, str, bool, str]]] = {}
         self.rounds: dict[str, int] = {}  # per goal, the `work` calls made on it (the cursor's rounds)
@@ -345,7 +345,8 @@ class RunRecord:
         asked = self.pending_confirmation
         if (asked is not None and asked.kind == "tool" and e.outcome == "approved" and e.edits
                 and e.edits.get("always")):
-            self.allowed_tools.add(str(asked.proposal.get("tool")))
+            # per tool and side effect: allowing a command does not allow one with the network
+            self.allowed_tools.add(f"{asked.proposal.get('tool')}:{asked.proposal.get('effect')}")
         self.pending_confirmation = None
 
     def _tool_called(self, e: ev.ToolCalled) -> None:

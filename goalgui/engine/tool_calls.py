@@ -54,7 +54,7 @@ class ToolCalls:
         mode = PermissionMode.of(self.record.permission_mode)
         decision = decide(mode, effect)
         how = "run"
-        if decision is Decision.ASK and name in self.record.allowed_tools:
+        if decision is Decision.ASK and f"{name}:{effect.value}" in self.record.allowed_tools:
             decision, how = Decision.RUN, "allowed for the run"
         if decision in (Decision.REFUSE, Decision.HOLD):
             return record(f"refused: the run is in {mode.value} mode, where a {effect.value} tool does not run; "

@@ -54,6 +54,8 @@ class AnthropicModel(HttpModel):
             body["tool_choice"] = {"type": "tool", "name": REPLY_TOOL}
         if tools:
             body["tools"] = tools
+            if request.tools and request.tool_choice == "required":
+                body["tool_choice"] = {"type": "any"}
         return body
 
     def parse(self, data: Any, request: ModelRequest) -> ModelReply:

@@ -17,11 +17,11 @@ import json
 import logging
 import random
 import time
-import zlib
 from typing import Any, Callable
 
 import httpx
 
+from ..bounded import BodyError, read_bounded
 from ..engine.model import (
     AuthenticationFailed,
     BadResponse,
@@ -221,32 +221,19 @@ class HttpModel(abc.ABC):
         cap = int(self.profile.max_reply_mb * 1_000_000)
         kwargs = {"timeout": timeout} if timeout else {}
         async with self.client.stream("POST", path, json=body, **kwargs) as response:
-            encoding = response.headers.get("content-encoding", "identity").strip().lower()
-            if encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
-                raise BadResponse(f"{self.name}: the reply is encoded as {encoding[:40]!r}, which was not asked for")
-            # inflated here, never more than the cap at a time: httpx's own decoder inflates a whole
-            # network chunk at once, 64 MB from one 64 KB chunk of a gzip bomb
-            inflate = None if encoding in ("identity", "") else zlib.decompressobj(32 + zlib.MAX_WBITS)
-            chunks, size = [], 0
-            async for raw in response.aiter_raw():
-                data = raw
-                while data:
-                    if inflate is None:
-                        out, data = data, b""
-                    else:
-                        try:
-                            out = inflate.decompress(data, cap + 1 - size)
-                        except zlib.error:
-                            raise BadResponse(f"{self.name}: the reply's {encoding} body is corrupt") from None
-                        data = inflate.unconsumed_tail
-                    size += len(out)
-                    if size > cap:
-                        raise BadResponse(f"{self.name}: the reply is over {self.profile.max_reply_mb:g} MB "
-                                          "(the profile's max reply size)")
-                    chunks.append(out)
+            try:
+                content = await read_bounded(response, cap)
+            except BodyError as exc:
+                if exc.kind == "encoding":
+                    raise BadResponse(f"{self.name}: the reply is encoded as {str(exc)!r}, which was not asked "
+                                      "for") from None
+                if exc.kind == "corrupt":
+                    raise BadResponse(f"{self.name}: the reply's {exc} body is corrupt") from None
+                raise BadResponse(f"{self.name}: the reply is over {self.profile.max_reply_mb:g} MB "
+                                  "(the profile's max reply size)") from None
         headers = [(k, v) for k, v in response.headers.multi_items()
                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-        return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
+        return httpx.Response(response.status_code, headers=headers, content=content,
                               request=response.request)
 
     def decode_checked(self, response: httpx.Response) -> Any:

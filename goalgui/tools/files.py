@@ -13,6 +13,8 @@ from .workspace import Workspace
 
 READ_LIMIT = 200_000  # bytes of a file a read looks at
 SEARCH_FILE_LIMIT = 2_000_000  # a file bigger than this is not searched
+SEARCH_TOTAL_LIMIT = 200_000_000  # bytes one search reads at most, over all files
+MD5_LIMIT = 2 << 30  # bytes one checksum reads at most (a sparse 1 TB file would take minutes)
 _PATH = {"type": "string", "description": "a path relative to the workspace", "maxLength": 1000}
 
 
@@ -83,9 +85,13 @@ class Md5File(BaseTool):
             fd = _space(env).open(arguments["path"])
             h, size = hashlib.md5(), 0
             try:
+                if os.fstat(fd).st_size > MD5_LIMIT:  # a thread cannot be stopped: it is never given a day's work
+                    raise ToolError(f"{arguments['path']!r} is over {MD5_LIMIT >> 20:,} MB; not hashed")
                 while chunk := os.read(fd, 1 << 20):
                     h.update(chunk)
                     size += len(chunk)
+                    if size > MD5_LIMIT:
+                        raise ToolError(f"{arguments['path']!r} grew past {MD5_LIMIT >> 20:,} MB while hashed")
             finally:
                 os.close(fd)
             return f"{h.hexdigest()}  {arguments['path']}  ({size:,} bytes)"
@@ -104,10 +110,14 @@ class SearchFiles(BaseTool):
             raise ToolError("give a text to search for")
 
         def search() -> str:
-            space, hits = _space(env), []
+            space, hits, read = _space(env), [], 0
             for rel, is_dir, size in space.walk(arguments.get("path", "."), max_entries=5000):
                 if is_dir or size > SEARCH_FILE_LIMIT or rel.endswith("(link, not followed)"):
                     continue
+                read += size
+                if read > SEARCH_TOTAL_LIMIT:
+                    hits.append(f"[stopped after {SEARCH_TOTAL_LIMIT >> 20:,} MB of files]")
+                    break
                 try:
                     text, _ = space.read_text(rel, SEARCH_FILE_LIMIT)
                 except ToolError:
@@ -155,7 +165,11 @@ class EditFile(BaseTool):
 
         def edit() -> str:
             space = _space(env)
-            text, size = space.read_text(path, READ_LIMIT + 1)
+            data, size = space.read_bytes(path, READ_LIMIT + 1)
+            try:  # never write back what a lenient decoding replaced
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ToolError(f"{path!r} is not UTF-8 text; write it whole instead") from None
             if size > READ_LIMIT:
                 raise ToolError(f"{path!r} is larger than {READ_LIMIT:,} bytes; write it whole instead")
             count = text.count(old)

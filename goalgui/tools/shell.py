@@ -20,16 +20,21 @@ from ..engine.permissions import Action
 from ..engine.tools import BaseTool, ToolEnv, ToolError, ToolSpec
 
 DEFAULT_TIMEOUT = 30
-MAX_TIMEOUT = 300
+MAX_TIMEOUT = 110  # under the dispatch's own limit for any tool (tool_calls.TOOL_TIMEOUT)
 OUTPUT_BYTES = 64_000  # of output kept; the rest is read and dropped
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternatives", "/etc/ld.so.cache",
            "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-           "/etc/ssl", "/etc/ca-certificates", "/etc/localtime")
+           "/etc/ssl/certs", "/etc/ca-certificates", "/etc/localtime")  # /etc/ssl/private stays out
+# bwrap itself runs with only this: its sandbox's PID 1 is bwrap's own fork, whose environment
+# (goalgui's, API keys included) /proc/1/environ would show; --clearenv cleans only the command's
+_BWRAP_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 _NETWORK = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf")
 
 
 # namespaces of their own (the user namespace is bwrap's to decide: it makes one when not root)
-_NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+# Every capability dropped: started by root, bwrap keeps them in the sandbox otherwise, and one
+# `mount -o remount,rw` of a read-only bind writes the host.
+_NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL")
 # Inside a chroot (some build and CI machines), "/" is not a mount point and bwrap cannot make it a
 # slave mount. As root, a mount namespace of its own in which "/" is bound onto a folder and
 # entered gives bwrap a real mount point, and the same sandbox. (Where the chroot's file system is
@@ -43,7 +48,7 @@ def _probe(prefix: list[str], bwrap: str) -> str | None:
     argv = [*prefix, bwrap, *_NAMESPACES, "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/",
             "--proc", "/proc", "--dev", "/dev", "true"]
     try:
-        probe = subprocess.run(argv, capture_output=True, timeout=20)
+        probe = subprocess.run(argv, capture_output=True, timeout=20, env=_BWRAP_ENV)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap cannot start: {exc}"
     if probe.returncode == 0:
@@ -126,7 +131,8 @@ class RunShell(BaseTool):
         timeout = int(arguments.get("timeout", DEFAULT_TIMEOUT))
         argv = sandbox_argv(str(env.workspace), command, network=bool(arguments.get("network")) and env.network)
         proc = await asyncio.create_subprocess_exec(*argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                                    env=_BWRAP_ENV, preexec_fn=_limits(timeout))
         kept = bytearray()
         dropped = 0
 
@@ -147,6 +153,40 @@ class RunShell(BaseTool):
                 raise
             return _format(kept, dropped, f"stopped after {timeout} s (timeout)")
         return _format(kept, dropped, f"exit {proc.returncode}")
+
+
+MEMORY_BYTES = 4 << 30  # address space of the sandboxed command
+FILE_BYTES = 1 << 30  # the largest file it may write
+EXTRA_PROCESSES = 512  # processes it may start beyond what the user runs already
+
+
+def _limits(timeout: int):
+    """Resource limits for the sandbox, set in the child before bwrap starts: memory, file size,
+    CPU time, and (for a user other than root, for whom the kernel does not count) processes, so
+    a fork bomb or a memory hog stops inside the sandbox."""
+    import resource
+
+    processes = None
+    if os.geteuid() != 0:
+        uid = str(os.geteuid())
+        mine = 0
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    if os.stat(entry.path).st_uid == int(uid):
+                        mine += 1
+                except OSError:
+                    pass
+        processes = mine + EXTRA_PROCESSES
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
+        resource.setrlimit(resource.RLIMIT_CPU, (timeout + 5, timeout + 5))
+        if processes is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+
+    return apply
 
 
 def _kill(proc) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
+import asyncio
 from urllib.parse import urlsplit
 
 import httpx
 
+from ..bounded import ACCEPT, BodyError, read_bounded
 from ..engine.permissions import Action
 from ..engine.tools import BaseTool, ToolEnv, ToolError, ToolSpec
 
@@ -29,20 +30,20 @@ class HttpGet(BaseTool):
             raise ToolError("give an http:// or https:// URL")
         if parts.username or parts.password:
             raise ToolError("a URL with a user name or password is not fetched")
-        deadline = time.monotonic() + TIMEOUT
-        body = bytearray()
-        try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT), follow_redirects=True,
-                                         max_redirects=5) as client:
-                async with client.stream("GET", url, headers={"User-Agent": "goalgui http_get"}) as reply:
-                    async for chunk in reply.aiter_bytes():
-                        body.extend(chunk)
-                        if len(body) > MAX_BYTES:
-                            raise ToolError(f"the body is over {MAX_BYTES:,} bytes; not read further")
-                        if time.monotonic() > deadline:
-                            raise ToolError(f"the request took over {TIMEOUT:g} s")
+        try:  # the whole request, headers and body, within TIMEOUT (httpx's timeout is per read)
+            async with asyncio.timeout(TIMEOUT), httpx.AsyncClient(
+                    timeout=httpx.Timeout(TIMEOUT), follow_redirects=True, max_redirects=5) as client:
+                async with client.stream("GET", url, headers={"User-Agent": "goalgui http_get",
+                                                              "Accept-Encoding": ACCEPT}) as reply:
+                    body = await read_bounded(reply, MAX_BYTES)
                     status, kind = reply.status_code, reply.headers.get("content-type", "")
                     encoding = reply.encoding or "utf-8"
+        except TimeoutError:
+            raise ToolError(f"the request took over {TIMEOUT:g} s and was stopped") from None
+        except BodyError as exc:
+            if exc.kind == "size":
+                raise ToolError(f"the body is over {MAX_BYTES:,} bytes; not read further") from None
+            raise ToolError(f"the body cannot be read ({exc.kind}: {exc})") from None
         except httpx.HTTPError as exc:
             raise ToolError(f"the request failed: {type(exc).__name__}: {str(exc)[:200]}") from None
         text = bytes(body).decode(encoding, "replace") if "text" in kind or "json" in kind or "xml" in kind or not kind \

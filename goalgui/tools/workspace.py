@@ -9,8 +9,10 @@ race, only opens that refuse links.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path, PurePosixPath
 
@@ -74,9 +76,14 @@ class Workspace:
             raise _refused(parts, exc) from None
         finally:
             os.close(folder)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
             raise ToolError(f"{path!r} is not a regular file")
+        if info.st_nlink > 1:  # the same file may be outside the workspace under another name
+            os.close(fd)
+            raise ToolError(f"{path!r} has other hard links (it may be a file outside the workspace); "
+                            "not opened")
         os.set_blocking(fd, True)
         return fd
 
@@ -97,47 +104,73 @@ class Workspace:
         return data.decode("utf-8", "replace"), size
 
     def write_text(self, path: str, text: str) -> int:
-        """Write `text` to the file (replacing it), creating folders inside the workspace; bytes written."""
+        """Write `text` as the file at `path`, creating folders inside the workspace; bytes written.
+        Written to a new file beside it, then renamed over it: what was at the name (a hard link
+        to a file elsewhere included) is replaced, never written through."""
         data = text.encode("utf-8")
-        fd = self.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, create_dirs=True)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        parts = self.parts(path)
+        if not parts:
+            raise ToolError("that is the workspace itself; name a file in it")
+        folder = self._walk(parts[:-1], create=True)
+        temp = f".{parts[-1][:100]}.goalgui-{secrets.token_hex(4)}"
+        try:
+            try:
+                old = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                old = None
+            if old is not None and stat.S_ISLNK(old.st_mode):
+                raise ToolError(f"{path!r} is a symbolic link; links are not followed")
+            if old is not None and not stat.S_ISREG(old.st_mode):
+                raise ToolError(f"{path!r} is not a regular file")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         stat.S_IMODE(old.st_mode) if old is not None else 0o644, dir_fd=folder)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.rename(temp, parts[-1], src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=folder)
+                raise
+        except OSError as exc:
+            raise _refused(parts, exc) from None
+        finally:
+            os.close(folder)
         return len(data)
 
     def walk(self, path: str = ".", *, max_entries: int = 2000):
-        """(relative path, is_dir, size) under `path`, depth first, links never followed."""
+        """(relative path, is_dir, size) under `path`, depth first, links never followed. A folder is
+        opened only when its turn comes (one descriptor per level of depth, not per folder), and
+        one that cannot be opened is listed as such."""
         start = self.parts(path)
-        fd = self._walk(start)
         out: list[tuple[str, bool, int]] = []
-        stack = [(fd, "/".join(start))]
-        try:
-            while stack and len(out) < max_entries:
-                dir_fd, prefix = stack.pop()
-                try:
-                    with os.scandir(dir_fd) as entries:
-                        names = sorted(entries, key=lambda e: e.name)
-                        children = []
-                        for entry in names:
-                            rel = f"{prefix}/{entry.name}" if prefix else entry.name
-                            if entry.is_symlink():
-                                out.append((rel + " -> (link, not followed)", False, 0))
-                            elif entry.is_dir(follow_symlinks=False):
-                                out.append((rel + "/", True, 0))
-                                children.append((entry.name, rel))
-                            else:
-                                out.append((rel, False, entry.stat(follow_symlinks=False).st_size))
-                            if len(out) >= max_entries:
-                                break
-                        for name, rel in reversed(children):
-                            try:
-                                stack.append((os.open(name, _DIR_FLAGS, dir_fd=dir_fd), rel))
-                            except OSError:
-                                pass
-                finally:
-                    os.close(dir_fd)
-        finally:
-            for dir_fd, _ in stack:
-                os.close(dir_fd)
+        stack: list[str] = ["/".join(start)]
+        while stack and len(out) < max_entries:
+            prefix = stack.pop()
+            try:
+                fd = self._walk(prefix.split("/") if prefix else [])
+            except ToolError:
+                if prefix != "/".join(start):
+                    out.append((f"{prefix}/ (cannot be opened)", True, 0))
+                    continue
+                raise
+            try:
+                with os.scandir(fd) as entries:
+                    children = []
+                    for entry in sorted(entries, key=lambda e: e.name):
+                        rel = f"{prefix}/{entry.name}" if prefix else entry.name
+                        if entry.is_symlink():
+                            out.append((rel + " -> (link, not followed)", False, 0))
+                        elif entry.is_dir(follow_symlinks=False):
+                            out.append((rel + "/", True, 0))
+                            children.append(rel)
+                        else:
+                            out.append((rel, False, entry.stat(follow_symlinks=False).st_size))
+                        if len(out) >= max_entries:
+                            break
+                    stack.extend(reversed(children))
+            finally:
+                os.close(fd)
         return out
 
 

@@ -84,9 +84,10 @@ class Context:
         self._run.begin_turn(goal)
 
     async def call_model(self, purpose: str, messages: list[dict], goal: Goal | None, *, schema: dict | None = None,
-                         tools: list[dict] | None = None, max_tokens: int | None = None) -> ModelReply:
+                         tools: list[dict] | None = None, max_tokens: int | None = None,
+                         tool_choice: str = "auto") -> ModelReply:
         return await self._run.call_model(purpose, messages, goal, schema=schema, tools=tools,
-                                          max_tokens=max_tokens)
+                                          max_tokens=max_tokens, tool_choice=tool_choice)
 
     async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:
         return await self._run.confirm(kind, proposal)

@@ -16,6 +16,7 @@ escalation stage) starts again after a resume, which re-anchors the task.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .. import prompts_cursor as P
@@ -28,6 +29,7 @@ from .goal_stack import plan_first
 
 VERIFYING = ("read_file", "list_files", "md5_file", "tail_file", "search_files", "run_shell", "memory_query")
 TASK_TOOLS = ("task_complete", "task_fail")
+SMALL_MODEL_TOOLS = ("list_files", "read_file", "write_file", "md5_file", "run_shell")
 ROUND_BUDGET = 25
 UNPRODUCTIVE_LIMIT = 3
 STAGES = ("re-anchor", "narrow", "force-close")
@@ -106,6 +108,7 @@ class Cursor:
 
     def rebuild(self) -> None:
         self.task: _Task | None = None
+        self._own_steps = False
         self._settled_now = False
         self._settle: tuple | None = None
 
@@ -163,7 +166,7 @@ class Cursor:
                 texts, notes = [objective], ["a short remark or question: one task, not planned"]
             else:
                 texts = await self._decompose(objective, notes)
-                if len(texts) > 1:
+                if len(texts) > 1 and not self._own_steps:  # the request's own steps need no review
                     texts = await self._confirm(objective, texts, notes)
             if ctx.decide(Action.PLAN) is Decision.ASK:
                 # shown like sub-goals (keep, edit, drop): the plan is the root's children
@@ -194,7 +197,12 @@ class Cursor:
                 return texts
             if attempt == 0:
                 notes.append("the plan restated the request: asked for at least two steps")
-        if texts and normalise(texts[0]) != key:
+        self._own_steps = False
+        if self.ctx.prompts.PROFILE == "small" and len(steps := sequence_steps(objective)) >= 2:
+            notes.append("the plan is the request's own steps: a small model did not break it down")
+            self._own_steps = True
+            return steps
+        if texts and normalise(texts[0]) != key and len(texts[0]) > 20:
             return texts
         notes.append("one task: the plan did not break the request down")
         return [objective]
@@ -220,6 +228,10 @@ class Cursor:
             notes.append("plan approved by review")
             return texts
         corrected = _distinct(verdict)[:P.MAX_TASKS]
+        if self.ctx.prompts.PROFILE == "small" and any(len(t.split()) < 2 for t in corrected):
+            # "create", "./hello.txt": a small model's review hands back fragments, not tasks
+            notes.append("plan review returned fragments: kept as proposed")
+            return texts
         if len(corrected) < 2:
             notes.append("plan review collapsed it to one task: ignored")
             return texts
@@ -250,9 +262,17 @@ class Cursor:
             note = P.FORCE_CLOSE
         view = [(t.text, t.status.value) for t in self.tasks()]
         messages = P.work(rec.objective, view, number, self._settled_lines(), note)
-        box = self._toolbox(state) if stage != "force-close" else None
-        reply = await ctx.call_model("work", messages + state.history, task,
-                                     tools=box.offered() if box is not None else None, max_tokens=WORK_MAX_TOKENS)
+        if stage == "force-close":  # no tools: the model closes the task, complete or failed, now
+            await self._force_close(task, messages + state.history, state, limit)
+            return
+        # a small model settles in words, or at once, before it has done anything: until its task has
+        # acted (a tool that ran), it must call one of the working tools
+        acted = any(entry[0] not in TASK_TOOLS and entry[2] for entry in rec.tool_log.get(task.id, ()))
+        must_act = ctx.prompts.PROFILE == "small" and not acted
+        box = self._toolbox(state, settle=not must_act)
+        choice = "required" if must_act else "auto"
+        reply = await ctx.call_model("work", messages + state.history, task, tools=box.offered(),
+                                     max_tokens=WORK_MAX_TOKENS, tool_choice=choice)
         if not reply.tool_calls:
             text = reply.text.strip()
             if _copies_directive(text) and not state.plain_retried:  # a small model echoing its orders
@@ -296,6 +316,31 @@ class Cursor:
             state.streak = 0
         else:
             self._unproductive(task, state, limit)
+
+    async def _force_close(self, task: Goal, messages: list[dict], state: _Task, limit: int) -> None:
+        reply = await self.ctx.call_model("work", messages, task, schema=P.CLOSE_SCHEMA, max_tokens=300)
+        verdict = next((v for v in json_values(reply.text) if isinstance(v, dict) and "status" in v), None)
+        if verdict is None:
+            text = reply.text.strip()
+            if text:
+                self.ctx.set_goal(task, status=GoalStatus.DONE, result=text[:4000],
+                                  note=_join(task.note, "settled from a text answer at force-close"))
+                self._advance(task)
+            else:
+                self._unproductive(task, state, limit)
+            return
+        summary, evidence = str(verdict.get("summary", ""))[:4000], str(verdict.get("evidence", ""))[:500]
+        if verdict.get("status") == "complete" and self.options.get("evidence_gate", True) \
+                and not self._evidence_ok(task):
+            self._fail_forward(task, "closed as complete at force-close, but no check of its tools' work had run")
+            return
+        if verdict.get("status") == "complete":
+            self.ctx.set_goal(task, status=GoalStatus.DONE, result=summary,
+                              note=_join(task.note, f"closed at force-close; evidence: {evidence or '(none given)'}"))
+        else:
+            self.ctx.set_goal(task, status=GoalStatus.FAILED, result=summary,
+                              note=_join(task.note, f"closed as failed at force-close: {summary[:300]}"))
+        self._advance(task)
 
     # -- settling, escalation, budgets -------------------------------------------------
 
@@ -348,11 +393,14 @@ class Cursor:
         self.task = None
         self.ctx.settle_parents(task)
 
-    def _toolbox(self, state: _Task) -> Toolbox:
+    def _toolbox(self, state: _Task, *, settle: bool = True) -> Toolbox:
         tools = self.ctx.tools
-        base = [_Budgeted(t, self) for t in tools if t.spec.name not in state.narrowed] if tools is not None else []
+        small = self.ctx.prompts.PROFILE == "small"  # a small model is offered the few tools it can use
+        base = [_Budgeted(t, self) for t in tools if t.spec.name not in state.narrowed
+                and (not small or t.spec.name in SMALL_MODEL_TOOLS)] if tools is not None else []
         workspace = tools.workspace if tools is not None else "."
-        return Toolbox([*base, _TaskTool(self, "complete"), _TaskTool(self, "fail")], workspace)
+        task_tools = [_TaskTool(self, "complete"), _TaskTool(self, "fail")] if settle or not base else []
+        return Toolbox([*base, *task_tools], workspace)
 
     def _measure(self, call: dict, result: str, wasted: bool) -> None:
         """Adaptive budgets: a category still yielding near its cap is extended (up to 3x), one that
@@ -385,6 +433,17 @@ class Cursor:
     def _settled_lines(self) -> list[str]:
         return [f"{i}. [{t.status.value}] {t.text}: {t.result[:200]}" for i, t in enumerate(self.tasks(), 1)
                 if t.status in SETTLED]
+
+
+_SEQUENCE = re.compile(r"\s*(?:,?\s*(?:and\s+)?then\b|;|\.\s+(?=[A-Z])|,\s*and\s+(?=[a-z]+\s))\s*", re.IGNORECASE)
+
+
+def sequence_steps(objective: str) -> list[str]:
+    """The steps a request names itself ("create X, then prove it exists"): its clauses split at
+    'then', 'and then', ';' and sentence ends, at most MAX_TASKS. For a model too small to plan."""
+    parts = [p.strip(" ,.") for p in _SEQUENCE.split(objective) if p and p.strip(" ,.")]
+    steps = [p[0].upper() + p[1:] for p in parts if len(p.split()) >= 2]
+    return steps[:P.MAX_TASKS] if len(steps) >= 2 else []
 
 
 def _distinct(texts: list[str]) -> list[str]:
