@@ -109,9 +109,17 @@ def near(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     backups, keep the staging ones" / the other way round), are two goals."""
     if not a or not b:
         return a == b
-    ca, cb = Counter(a), Counter(b)
-    if any(w.isdigit() for w in (ca - cb) + (cb - ca)):  # "Write chapter 1" and "Write chapter 2"
+    # cheap bounds first (it runs for every sub-goal against every ancestor and kept sibling):
+    # what is shared is at most the words of one found in the other, the union at least the longer
+    longer = max(len(a), len(b))
+    if min(len(a), len(b)) < NEAR * longer:
         return False
+    in_b = set(b)
+    if sum(1 for w in a if w in in_b) < NEAR * longer:
+        return False
+    if sorted(w for w in a if w.isdigit()) != sorted(w for w in b if w.isdigit()):
+        return False  # "Write chapter 1" and "Write chapter 2"
+    ca, cb = Counter(a), Counter(b)
     shared = sum((ca & cb).values())
     if shared < NEAR * sum((ca | cb).values()):
         return False
