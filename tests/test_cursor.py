@@ -300,3 +300,30 @@ def test_a_cursor_run_killed_mid_task_resumes_at_the_same_task(cli, tmp_path):
         after = [e for e in j.events(run_id, after=killed_at) if e.type == "model_called"]
     assert "decompose" not in [e.purpose for e in after]  # the plan came back from the journal
     assert "g2" not in [e.goal_id for e in after]  # the settled task was not worked again
+
+
+async def test_a_category_that_keeps_yielding_gets_more_budget_and_one_that_fails_gets_less(journal, tmp_path):
+    space = tmp_path / "ws"
+    space.mkdir()
+    for i in range(12):
+        (space / f"f{i}.txt").write_text(f"content {i}")
+    reads = [[call("read_file", path=f"f{i}.txt")] for i in range(12)]
+    script = Script(["Read every file", "Say done"], {1: reads + ["read them all"], 2: ["done"]})
+    run, _ = cursor_run(script, tmp_path, journal, options={"unproductive_limit": 10})
+    cursor = run.strategy
+    cursor.budget["file"] = 10  # close to the reads this task will make
+    assert await run.drive() is RunState.COMPLETE
+    notes = run.record.goals[run.record.root_id].note
+    assert "file budget -> " in notes, notes  # extended while reads kept returning something new
+    assert cursor.budget["file"] > 10 and cursor.used["file"] == 12
+
+    # each round finds one file and misses four: productive rounds, a category that mostly fails
+    rounds = [[call("read_file", path=f"f{r}.txt")] + [call("read_file", path=f"missing{r}-{i}.txt") for i in range(4)]
+              for r in range(2)]
+    script = Script(["Read the files", "Say done"], {1: rounds + ["read"], 2: ["done"]})
+    run, _ = cursor_run(script, tmp_path, journal)
+    assert await run.drive() is RunState.COMPLETE
+    cursor = run.strategy
+    assert cursor.budget["file"] == 6  # cut to just above the calls made (5) once a fifth was wasted
+    refused = [r for n, r in tool_results(journal, run) if "budget of 6 calls is spent" in r]
+    assert len(refused) == 4  # after the second round's first read, nothing more of the category ran

@@ -157,3 +157,17 @@ def test_an_older_journals_side_files_are_made_private(tmp_path):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
     journal.close()
     other.close()
+
+
+def test_processes_opening_a_new_journal_at_once_never_find_it_empty(tmp_path):
+    """A journal is made whole beside its name and linked into place: another process opening it
+    at that moment used to find a file of 0 bytes, which reads as an emptied (damaged) journal."""
+    path = tmp_path / "new.sqlite3"
+    code = ("import sys; from goalgui.journal import Journal; j = Journal(sys.argv[1]); j.runs(); j.close(); "
+            "print('ok')")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(6)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [o[0].strip() for o in outs] == ["ok"] * 6, [o[1][-300:] for o in outs]
+    assert sorted(os.listdir(tmp_path)) == ["new.sqlite3"]  # no temporary file left behind
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -58,3 +58,34 @@ def test_goal_commands_show_the_plan_move_the_cursor_on_and_clear_the_goal(windo
     assert run.state is RunState.CANCELLED and run.record.stop_reason == "cleared by /goal clear"
     command("/goal clear")
     assert "cancelled already" in window.statusBar().currentMessage()
+
+
+def test_the_tool_dialog_allows_once_for_the_run_or_denies_with_a_reason(qtbot):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from goalgui.engine import ConfirmationRequest, Outcome
+    from goalgui.ui.confirm_dialog import ConfirmDialog
+
+    def dialog():
+        request = ConfirmationRequest("c1", "tool", {"tool": "run_shell", "effect": "shell",
+                                                     "arguments": {"command": "make test"},
+                                                     "preview": "$ make test\x1b[2J"}, "ask")
+        d = ConfirmDialog(request)
+        qtbot.addWidget(d)
+        answers = []
+        d.answered.connect(answers.append)
+        return d, answers
+
+    d, answers = dialog()
+    assert d.windowTitle() == "The model wants to use a tool"
+    assert d.findChild(QPlainTextEdit).toPlainText() == "$ make test\x1b[2J"  # plain text, read only
+    assert d.findChild(QPlainTextEdit).isReadOnly()
+    d.approve_button.click()
+    assert answers[0].outcome is Outcome.APPROVED and not answers[0].edits.get("always")
+    d, answers = dialog()
+    d.always_button.click()
+    assert answers[0].outcome is Outcome.APPROVED and answers[0].edits == {"always": True}
+    d, answers = dialog()
+    d.reason.setText("not on this machine")
+    d.decline_button.click()
+    assert answers[0].outcome is Outcome.DECLINED and answers[0].edits == {"reason": "not on this machine"}

@@ -9,6 +9,7 @@ synchronous=NORMAL keeps every committed batch through a killed process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -66,7 +67,7 @@ class Journal(Reading, Ownership):
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        from ..paths import data_dir, private_file, tighten
+        from ..paths import data_dir, private_dir, private_file, tighten
 
         # a directory, someone else's file, an emptied one: refused, left as they are
         new = guard.inspect_file(self.path)
@@ -75,7 +76,8 @@ class Journal(Reading, Ownership):
         # file), the journal is opened to read: runs, export and the window still work.
         self.read_only: str | None = None if new else guard.unwritable_reason(self.path)
         if new:  # 0600 from its first byte: it holds prompts, results and tool output
-            private_file(self.path, own_dir=ours)
+            private_dir(self.path.parent, own=ours)
+            self._create()
         self.damaged: str | None = None  # why, once SQLite said the file is damaged: no more writes
         try:
             if self.read_only:
@@ -104,6 +106,34 @@ class Journal(Reading, Ownership):
                                               daemon=True)
         if not self.read_only:
             self._checkpointer.start()
+
+    def _create(self) -> None:
+        """Make the journal file whole, then put it in place: another process opening it at that
+        moment must never find a file of 0 bytes, which is what an emptied journal looks like. It
+        is built beside its name and linked there (a link, unlike a rename, fails if another
+        process got there first; then theirs is used)."""
+        from ..paths import private_file
+
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.new")
+        private_file(temp)
+        try:
+            db = sqlite3.connect(temp, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")  # kept in the file's header
+                db.executescript("BEGIN;" + TABLES + INDEXES + f"PRAGMA user_version={SCHEMA_VERSION};"
+                                 f"PRAGMA application_id={guard.APPLICATION_ID}; COMMIT;")
+            finally:
+                db.close()
+            try:
+                os.link(temp, self.path)
+            except FileExistsError:
+                pass
+        except OSError as exc:
+            raise JournalError(f"the journal {self.path} cannot be made: {exc.strerror or exc}") from None
+        finally:
+            for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
 
     def _open(self) -> None:
         self._lock = threading.RLock()

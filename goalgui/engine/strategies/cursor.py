@@ -423,8 +423,8 @@ class Cursor:
         new_cap = cap
         if share >= 0.5 and used >= cap - 2:
             new_cap = min(3 * BUDGETS[category], cap + max(2, BUDGETS[category] // 2))
-        elif share < 0.25:
-            new_cap = max(used + 1, min(cap, used + 2))
+        elif share < 0.25:  # cut to just above the calls made: never below the work done, never up
+            new_cap = min(cap, used + 1)
         if new_cap != cap:
             self.budget[category] = new_cap
             root = self._root()
