@@ -23,12 +23,14 @@ def test_the_plan_is_shown_beside_the_tree_with_the_cursor_and_task_n_of_m(windo
     assert window.plan.item(0).text() == "✔ 1. Write proof.txt  (done)"
     assert "evidence: read back: ok" in window.plan.item(0).toolTip()
     assert "task 2/2" in window.modeline.text()
+    assert f"workspace {(tmp_path / 'ws').resolve()}" in window.modeline.text()  # where the run acts
     assert (tmp_path / "ws" / "proof.txt").read_text() == "ok"
     window.refresh_runs()
     window.runs_view.table.selectRow(0)
     window.show_journaled(run.run_id)
     assert [window.plan.item(i).text() for i in range(window.plan.count())] == [
         "✔ 1. Write proof.txt  (done)", "✔ 2. Check proof.txt  (done)"]
+    assert f"workspace {(tmp_path / 'ws').resolve()}" in window.modeline.text()  # a journaled run's too
 
 
 def test_goal_commands_show_the_plan_move_the_cursor_on_and_clear_the_goal(window, qloop, tmp_path):

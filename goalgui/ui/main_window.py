@@ -499,7 +499,10 @@ class MainWindow(QMainWindow):
             objective = self.summary["objective"]
         else:
             text, objective = "no run" + ("  ·  WAITING FOR YOUR CONFIRMATION" if waiting else ""), ""
-        self.modeline.setText(text)
+        workspace = self.record.options.get("workspace") if self.record is not None else None
+        if workspace is None and self.summary is not None:
+            workspace = (self.summary.get("run_started", {}).get("options") or {}).get("workspace")
+        self.modeline.setText(text + (f"  ·  workspace {workspace}" if workspace else ""))
         if self.tray is not None:
             self.tray.setToolTip(f"goalgui: {text}")
             if waiting != self._tray_waiting:
