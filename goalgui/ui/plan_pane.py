@@ -14,11 +14,13 @@ def _tip(*parts: str) -> str:
     return "\n".join(shown(p, lines=True) for p in parts if p)
 
 
+MAX_HEIGHT = 170
+
+
 class PlanPane(QListWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWordWrap(True)
-        self.setMaximumHeight(170)
         self.setToolTip("The plan: the cursor (▶) walks it forward, one task at a time")
         self.hide()
 
@@ -48,4 +50,7 @@ class PlanPane(QListWidget):
             item = QListWidgetItem(f"{mark} {i + 1}. {shown(text)}  ({status})")
             item.setToolTip(tip)
             self.addItem(item)
+        if rows:  # as tall as its tasks (a plan has 2 to 6), not a fixed block of blank rows
+            rows_height = sum(self.sizeHintForRow(i) for i in range(self.count()))
+            self.setFixedHeight(min(MAX_HEIGHT, rows_height + 2 * self.frameWidth() + 6))
         self.setVisible(bool(rows))
