@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -51,7 +50,10 @@ def test_a_journal_in_a_read_only_folder_is_read_and_never_written(cli, tmp_path
     assert not (folder / "j.sqlite3-wal").exists()  # closed cleanly: SQLite must make -shm to read it
     before = _digest(path)
     # a real read-only mount of the folder (root ignores permission bits; a mount it cannot)
-    bwrap = [shutil.which("bwrap"), "--bind", "/", "/", "--ro-bind", str(folder), str(folder)]
+    from goalgui.tools.shell import bwrap_command
+
+    assert bwrap_command(), "bubblewrap must run here (CI installs it)"
+    bwrap = [*bwrap_command(), "--bind", "/", "/", "--ro-bind", str(folder), str(folder)]
 
     def readonly(*args):
         return subprocess.run(bwrap + goalgui_cmd(*args, "--journal", str(path)), cwd=cli.tmp,

@@ -27,7 +27,7 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternativ
            "/etc/ssl/certs", "/etc/ca-certificates", "/etc/localtime")  # /etc/ssl/private stays out
 # bwrap itself runs with only this: its sandbox's PID 1 is bwrap's own fork, whose environment
 # (goalgui's, API keys included) /proc/1/environ would show; --clearenv cleans only the command's
-_BWRAP_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+_BWRAP_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 _NETWORK = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf")
 
 
@@ -66,17 +66,16 @@ def _sandbox() -> tuple[tuple[str, ...], str | None]:
     problem = _probe([], bwrap)
     if problem is None:
         return (bwrap,), None
-    if os.geteuid() == 0 and _in_chroot() and shutil.which("unshare") and _probe(list(_ROOT_SHIM), bwrap) is None:
+    # the mark of a root that is no mount point (a chroot): bwrap's own words for it
+    if os.geteuid() == 0 and "make / slave" in problem and shutil.which("unshare") \
+            and _probe(list(_ROOT_SHIM), bwrap) is None:
         return (*_ROOT_SHIM, bwrap), None
     return (), problem
 
 
-def _in_chroot() -> bool:
-    try:
-        here, init = os.stat("/"), os.stat("/proc/1/root/.")
-    except OSError:
-        return False
-    return (here.st_dev, here.st_ino) != (init.st_dev, init.st_ino)
+def bwrap_command() -> list[str]:
+    """What starts bwrap on this machine (bwrap itself, or the shim and bwrap); [] where it cannot."""
+    return list(_sandbox()[0])
 
 
 def sandbox_problem() -> str | None:
