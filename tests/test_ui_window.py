@@ -328,9 +328,9 @@ def test_the_runs_view_sorts_numbers_as_numbers_and_searches(qtbot):
 
 
 def test_a_moment_too_far_to_replay_is_refused_in_one_line(window, qloop, journal, monkeypatch):
-    from goalgui.ui import main_window
+    from goalgui.ui import window_journaled
 
-    monkeypatch.setattr(main_window, "REPLAY_LIMIT", 10)
+    monkeypatch.setattr(window_journaled, "REPLAY_LIMIT", 10)
     run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal)
     qloop.run_until_complete(run.drive())
     window.show_journaled(run.run_id)

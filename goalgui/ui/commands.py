@@ -1,6 +1,9 @@
-"""The command bar's `/goal` commands (seed 001 and seed 002), acting through the window's controls."""
+"""The command bar: a chat turn with the agent, and the `/goal` commands (seed 001 and seed 002),
+acting through the window's controls."""
 
 from __future__ import annotations
+
+import asyncio
 
 from ..engine.lifecycle import InputError, Limits
 from ..engine.record import SETTLED
@@ -73,3 +76,27 @@ def _plan_text(record) -> str:
         mark = "[>]" if goal_id == active else marks.get(task.status.value, "[ ]")
         lines.append(f"  {mark} {number}. {task.text}")
     return "\n".join(lines)
+
+
+async def chat_turn(window, text: str) -> None:
+    """One chat turn: the model may answer, and may propose a goal that the dialog confirms."""
+    from ..engine.model import ProviderError
+    from ..engine.session import GoalSession
+    from ..providers import load_model
+
+    window.chat_log.appendPlainText(f"you: {text}")
+    try:
+        if window.session is None:
+            model, spec = await asyncio.to_thread(load_model, window.settings.default_model)
+            window.session = GoalSession(model, model_spec=spec, sink=window.journal, confirmer=window.confirmer,
+                                         permission_mode=window.settings.default_permission_mode,
+                                         strategy=window.settings.default_strategy, on_run=window._on_session_run)
+        reply = await window.session.send(text)
+    except (InputError, ProviderError) as exc:
+        window.chat_log.appendPlainText(f"(not sent: {exc})")
+        return
+    if reply.text.strip():
+        window.chat_log.appendPlainText(f"agent: {reply.text.strip()}")
+    for result in reply.tool_results:
+        if "error" in result["result"]:
+            window.chat_log.appendPlainText(f"({result['name']}: {result['result']['error']})")

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPersistentModelIndex, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
 from .. import paths
 from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
-from ..engine.record import INTERRUPTED, RunRecord, goal_from_events, plot_marks
+from ..engine.record import RunRecord, plot_marks
 from ..engine.run import Run
 from ..journal import JournalError
 from ..report import health
-from ..runs import abandon_run, resume_run, start_run
+from ..runs import start_run
 from ..terminal import shown
 from .bridge import EventBridge
 from .budget_panel import BudgetPanel
@@ -44,50 +44,20 @@ from .theme import is_dark
 from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
-from .commands import goal_command
+from .commands import chat_turn, goal_command
 from .plan_pane import PlanPane
 from .tree_view import GoalTreeView
-from .tree_model import GOAL_ID_ROLE, SORT_ROLE, STATUS_MARK, STATUS_ROLE, GoalTreeModel
+from .tree_model import STATUS_MARK, GoalTreeModel
 from .plain import plain_label
+from .window_journaled import JournaledRuns
+from .window_tree import GoalFilter, TreeFollowing
 
 log = logging.getLogger(__name__)
 STATUS_MS = 200  # the status line's figures refresh this often; state changes show at once
 _STEERING_EVENTS = (ev.ConfirmationAsked, ev.ConfirmationAnswered, ev.PermissionModeChanged, ev.LimitsChanged)
-FIND_LIMIT = 1_000  # matches brought in from the journal for a search in a closed run
-REPLAY_LIMIT = 1_000_000  # events the timeline replays for a moment: ~9 s, ~0.35 GB here (open_bench)
 
 
-class GoalFilter(QSortFilterProxyModel):
-    """Status filter and text search over the tree; matches keep their ancestors, so the shape holds."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.status = ""
-        self.setRecursiveFilteringEnabled(True)
-        self.setSortRole(SORT_ROLE)  # sorting orders siblings: the tree keeps its shape
-        self.sort_column = -1  # not sorted: creation order
-        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.setFilterKeyColumn(0)
-
-    def set_status(self, status: str) -> None:
-        if status == self.status:
-            return
-        if hasattr(self, "beginFilterChange"):  # Qt 6.10 replaced invalidateFilter()
-            self.beginFilterChange()
-            self.status = status
-            self.endFilterChange()
-        else:
-            self.status = status
-            self.invalidateFilter()
-
-    def filterAcceptsRow(self, row: int, parent) -> bool:
-        index = self.sourceModel().index(row, 0, parent)
-        if self.status and self.sourceModel().data(index, STATUS_ROLE) != self.status:
-            return False
-        return super().filterAcceptsRow(row, parent)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
     """Watch a run live, steer it, start new ones, and open finished ones."""
 
     moment_shown = Signal(int)  # the timeline's moment is on screen
@@ -289,51 +259,6 @@ class MainWindow(QMainWindow):
         self._show_selected()
         self._update_status()
 
-    def show_journaled(self, run_id: str) -> None:
-        """Open a journaled run read-only (its tree read lazily); a paused or blocked one can be resumed.
-        A run this window drives is followed live instead, with its controls."""
-        driven = self._driven.get(run_id)
-        if driven is not None and not driven.state.final:
-            self.follow(driven)
-            return
-        self._forget_finished()
-        self.bridge.detach()
-        self._moment_generation += 1
-        self.run = None
-        self.record = None
-        self.controls.bind(None)
-        self.summary = self.journal.summary(run_id)
-        self.shown_run_id = run_id
-        self.shown_seq = self.summary["last_seq"]
-        self.tree_model.open_journaled(self.journal, run_id)
-        self.plan.show_rows(self.summary["strategy"], self.journal.children(run_id, "g1", limit=50))
-        self.tree.expandToDepth(0)
-        self.budgets.reset(self.summary["started_at"])
-        self.inspect.show_run(run_id, self.shown_seq, lambda: self.journal.load(run_id))
-        self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
-                                 "reading the run's health…")
-        self.inspect.show()
-        # the plots' series and the health numbers scan the whole run: read off the event loop
-        self.extras_task = asyncio.ensure_future(self._show_journaled_extras(run_id, self._moment_generation))
-        state = self.shown_state
-        resumable = state.resumable and not self.journal.owner_alive(run_id)
-        self.interrupted_bar.setVisible(resumable)
-        self.interrupted_label.setText(f"Run {run_id} is {state.value}: {self.summary['stop_reason'] or ''}")
-        self._pending_resume = run_id
-        self.tabs.setCurrentIndex(0)
-        self._show_selected()
-        self._update_status()
-
-    async def _show_journaled_extras(self, run_id: str, generation: int) -> None:
-        series, run_health = await asyncio.to_thread(
-            lambda: (self.journal.series(run_id), self.journal.health(run_id)))
-        if generation != self._moment_generation:  # another run or moment is shown by now
-            return
-        self.budgets.load_series(series, start=self.summary["started_at"])
-        self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
-                                 health_text(run_health, self.summary["totals"].get("purpose", {})))
-        self.moment_shown.emit(self.shown_seq)
-
     def _forget_finished(self) -> None:
         """Runs that can no longer change are read from the journal like any other: let them go."""
         for run_id, run in list(self._driven.items()):
@@ -350,28 +275,6 @@ class MainWindow(QMainWindow):
         if self.summary is not None:
             return RunState(self.summary["state"])
         return None
-
-    def _on_inspect_moment_chosen(self, n: int) -> None:
-        """Time travel: the tree and plots as they were after event n (replayed off the event loop)."""
-        run_id = self.shown_run_id
-        if run_id is None or self.run is not None:
-            return
-        self._moment_generation += 1
-        generation = self._moment_generation
-        if n >= (self.summary or {}).get("last_seq", n + 1):
-            self.show_journaled(run_id)  # the whole run again; moment_shown follows with its extras
-            return
-        if n > REPLAY_LIMIT:
-            # a moment is rebuilt by replaying the run up to it: past this many events that takes
-            # minutes and gigabytes, so it is refused rather than left to grind
-            self.statusBar().showMessage(f"cannot show event {n:,}: replaying more than {REPLAY_LIMIT:,} events "
-                                         "is not supported; the whole run is shown", 10000)
-            self.inspect.slider.blockSignals(True)
-            self.inspect.slider.setValue(self.shown_seq)
-            self.inspect.slider.blockSignals(False)
-            return
-        self.statusBar().showMessage(f"replaying to event {n:,}…")
-        self.moment_task = asyncio.ensure_future(self._show_moment(run_id, n, generation))
 
     async def _show_moment(self, run_id: str, n: int, generation: int) -> None:
         record, series = await asyncio.to_thread(
@@ -426,65 +329,11 @@ class MainWindow(QMainWindow):
             self.controls.refresh()
         self._update_status()
 
-    def _follow_goal(self, goal_id: str) -> None:
-        """Keep the running goal in view: expand the path to it and scroll to it. Only that path stays
-        expanded by following (what the person expanded stays as they left it): every expanded row
-        costs the view's relayout on each insert, so a tree that auto-expands everything cannot keep up."""
-        self._followed = goal_id
-        index = self._view_index(self.tree_model.index_of(goal_id))
-        if not index.isValid():
-            return
-        path = []
-        parent = index.parent()
-        while parent.isValid():
-            path.append(QPersistentModelIndex(parent))
-            parent = parent.parent()
-        keep = set(path)
-        for old in self._auto_expanded - keep:
-            if old.isValid():
-                self.tree.collapse(QModelIndex(old))
-        self._expanding = True
-        try:
-            for ancestor in reversed(path):
-                if not self.tree.isExpanded(QModelIndex(ancestor)):
-                    self.tree.expand(QModelIndex(ancestor))
-                    self._auto_expanded.add(ancestor)
-        finally:
-            self._expanding = False
-        self._auto_expanded &= keep
-        self.tree.scrollTo(index)
-
-    def _on_tree_expanded_by_hand(self, index) -> None:
-        """The person opened a goal: it stays open, following will not fold it."""
-        if not self._expanding:
-            self._auto_expanded.discard(QPersistentModelIndex(index))
-
-    def _on_tree_scrolled_by_hand(self, _action) -> None:
-        """The person scrolled the tree (wheel, bar, page): stop following until Follow is ticked again."""
-        if self.follow_box.isChecked() and self.run is not None and self.run.state is RunState.ACTIVE:
-            self.follow_box.setChecked(False)
-            self.statusBar().showMessage("Not following the running goal now: tick Follow to catch up", 6000)
-
-    def _on_follow_box_toggled(self, checked: bool) -> None:
-        if checked and self._running_goal is not None:
-            self._follow_goal(self._running_goal)
-
     def _on_bridge_events_committed(self, batch) -> None:
         self._apply(batch)
         current = self._selected_goal_id()
         if current and any(getattr(e, "goal_id", None) == current for e in batch):
             self._show_selected()
-
-    def _show_selected(self) -> None:
-        """The detail pane for the selected goal, from the record shown or from the journal."""
-        goal_id = self._selected_goal_id()
-        if not goal_id or self.shown_run_id is None:
-            self.detail.show_goal(None)
-            return
-        upto = self.shown_seq if self.record is not None and self.run is None else None
-        events = self.journal.goal_events(self.shown_run_id, goal_id, upto=upto)
-        goal = self.record.goals.get(goal_id) if self.record is not None else goal_from_events(events)
-        self.detail.show_goal(goal, events)
 
     def _update_status(self) -> None:
         waiting = bool(self.confirmer.open_dialogs)
@@ -512,60 +361,6 @@ class MainWindow(QMainWindow):
         if self.journal.read_only:  # runs can be watched and exported, not started
             title += " (read-only journal)"
         self.setWindowTitle(("⏳ " if waiting else "") + title)
-
-    def _selected_goal_id(self) -> str | None:
-        index = self.tree.selectionModel().currentIndex()
-        return self.tree.model().data(index.siblingAtColumn(0), GOAL_ID_ROLE) if index.isValid() else None
-
-    def _view_index(self, source_index):
-        return self.proxy.mapFromSource(source_index) if self.tree.model() is self.proxy else source_index
-
-    def _on_filters_changed(self, *_args) -> None:
-        """Filter through the proxy while a search or status is set; show the model itself otherwise.
-        A journaled run read lazily first brings in the matches the journal finds (and their ancestors)."""
-        text, status = self.search.text(), self.status_filter.currentData() or ""
-        sorting = self.proxy.sort_column >= 0
-        if (text or status) and self.tree_model.is_lazy():
-            found = self.journal.find_goals(self.shown_run_id, text, status, limit=FIND_LIMIT)
-            for goal_id in found:
-                self.tree_model.reveal(goal_id)
-            if len(found) == FIND_LIMIT:
-                self.statusBar().showMessage(f"showing the first {FIND_LIMIT:,} matches", 8000)
-        filtering = bool(text or status) or sorting
-        if filtering and self.proxy.sourceModel() is None:  # attached only while used: it costs per change
-            self.proxy.setSourceModel(self.tree_model)
-        self.proxy.setFilterFixedString(text)
-        self.proxy.set_status(status)
-        if sorting:
-            self.proxy.sort(self.proxy.sort_column, self._sort_order)
-        else:
-            self.proxy.sort(-1)
-        wanted = self.proxy if filtering else self.tree_model
-        if self.tree.model() is not wanted:
-            self._auto_expanded.clear()
-            self.tree.setModel(wanted)
-            self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
-            self.tree.expandToDepth(1)
-        if not filtering and self.proxy.sourceModel() is not None:
-            self.proxy.setSourceModel(None)
-
-    def _on_tree_header_clicked(self, column: int) -> None:
-        """Sort siblings by a column: ascending, then descending, then back to creation order."""
-        header = self.tree.header()
-        if self.proxy.sort_column != column:
-            self.proxy.sort_column, self._sort_order = column, Qt.SortOrder.AscendingOrder
-        elif self._sort_order == Qt.SortOrder.AscendingOrder:
-            self._sort_order = Qt.SortOrder.DescendingOrder
-        else:
-            self.proxy.sort_column = -1
-        header.setSortIndicatorShown(self.proxy.sort_column >= 0)
-        if self.proxy.sort_column >= 0:
-            header.setSortIndicator(column, self._sort_order)
-        self._on_filters_changed()
-
-    def _on_tree_current_changed(self, current, _previous) -> None:
-        self._show_selected()
-        self.controls.refresh()
 
     def _on_controls_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
@@ -655,78 +450,15 @@ class MainWindow(QMainWindow):
         if not text:
             return
         if not text.startswith("/goal"):
-            self.chat_task = asyncio.ensure_future(self.chat(text))
+            self.chat_task = asyncio.ensure_future(chat_turn(self, text))
             return
         goal_command(self, text[len("/goal"):].strip())
-
-    async def chat(self, text: str) -> None:
-        """One chat turn: the model may answer, and may propose a goal that the dialog confirms."""
-        from ..engine.model import ProviderError
-        from ..engine.session import GoalSession
-        from ..providers import load_model
-
-        self.chat_log.appendPlainText(f"you: {text}")
-        try:
-            if self.session is None:
-                model, spec = await asyncio.to_thread(load_model, self.settings.default_model)
-                self.session = GoalSession(model, model_spec=spec, sink=self.journal, confirmer=self.confirmer,
-                                           permission_mode=self.settings.default_permission_mode,
-                                           strategy=self.settings.default_strategy, on_run=self._on_session_run)
-            reply = await self.session.send(text)
-        except (InputError, ProviderError) as exc:
-            self.chat_log.appendPlainText(f"(not sent: {exc})")
-            return
-        if reply.text.strip():
-            self.chat_log.appendPlainText(f"agent: {reply.text.strip()}")
-        for result in reply.tool_results:
-            if "error" in result["result"]:
-                self.chat_log.appendPlainText(f"({result['name']}: {result['result']['error']})")
 
     def _on_session_run(self, run: Run) -> None:
         self.follow(run)
         self.refresh_runs()
 
     # -- the journal -----------------------------------------------------------------
-
-    def refresh_runs(self) -> None:
-        self.runs_view.show_runs(self.journal.runs())
-
-    def _offer_interrupted(self) -> None:
-        interrupted = [r for r in self.journal.runs() if r["state"] == "paused" and r["stop_reason"] == INTERRUPTED]
-        if interrupted:
-            latest = interrupted[0]
-            self._pending_resume = latest["run_id"]
-            self.interrupted_label.setText(
-                f"{len(interrupted)} run(s) were active when goalgui last stopped and are paused now. "
-                f"Latest: {latest['objective'][:70]}")
-            self.interrupted_bar.show()
-
-    def resume_journaled(self, run_id: str) -> Run | None:
-        try:
-            run = resume_run(self.journal, run_id, confirmer=self.confirmer)
-        except (InputError, JournalError) as exc:
-            self.statusBar().showMessage(str(exc), 10000)
-            return None
-        self.interrupted_bar.hide()
-        self.follow(run)
-        run.start()
-        return run
-
-    def _on_interrupted_resume_clicked(self) -> None:
-        self.resume_journaled(self._pending_resume)
-
-    def _on_interrupted_abandon_clicked(self) -> None:
-        run_id = self._pending_resume
-        try:
-            abandon_run(self.journal, run_id)
-        except (InputError, JournalError) as exc:
-            self.statusBar().showMessage(str(exc), 10000)
-            return
-        self.interrupted_bar.hide()
-        self.refresh_runs()
-        self.show_journaled(run_id)
-
-    # -- geometry ----------------------------------------------------------------------
 
     def _qsettings(self) -> QSettings:
         return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)

@@ -1,0 +1,132 @@
+"""The main window's journaled runs: open one read-only, travel to a moment of it, and offer the
+runs an interruption left paused (resume or abandon). A mixin of `MainWindow`."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..engine.lifecycle import InputError
+from ..engine.record import INTERRUPTED
+from ..engine.run import Run
+from ..journal import JournalError
+from ..runs import abandon_run, resume_run
+from .inspect_bar import health_text
+
+
+REPLAY_LIMIT = 1_000_000  # events the timeline replays for a moment: ~9 s, ~0.35 GB here (open_bench)
+
+
+class JournaledRuns:
+    def show_journaled(self, run_id: str) -> None:
+        """Open a journaled run read-only (its tree read lazily); a paused or blocked one can be resumed.
+        A run this window drives is followed live instead, with its controls."""
+        driven = self._driven.get(run_id)
+        if driven is not None and not driven.state.final:
+            self.follow(driven)
+            return
+        self._forget_finished()
+        self.bridge.detach()
+        self._moment_generation += 1
+        self.run = None
+        self.record = None
+        self.controls.bind(None)
+        self.summary = self.journal.summary(run_id)
+        self.shown_run_id = run_id
+        self.shown_seq = self.summary["last_seq"]
+        self.tree_model.open_journaled(self.journal, run_id)
+        self.plan.show_rows(self.summary["strategy"], self.journal.children(run_id, "g1", limit=50))
+        self.tree.expandToDepth(0)
+        self.budgets.reset(self.summary["started_at"])
+        self.inspect.show_run(run_id, self.shown_seq, lambda: self.journal.load(run_id))
+        self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
+                                 "reading the run's health…")
+        self.inspect.show()
+        # the plots' series and the health numbers scan the whole run: read off the event loop
+        self.extras_task = asyncio.ensure_future(self._show_journaled_extras(run_id, self._moment_generation))
+        state = self.shown_state
+        resumable = state.resumable and not self.journal.owner_alive(run_id)
+        self.interrupted_bar.setVisible(resumable)
+        self.interrupted_label.setText(f"Run {run_id} is {state.value}: {self.summary['stop_reason'] or ''}")
+        self._pending_resume = run_id
+        self.tabs.setCurrentIndex(0)
+        self._show_selected()
+        self._update_status()
+
+
+    async def _show_journaled_extras(self, run_id: str, generation: int) -> None:
+        series, run_health = await asyncio.to_thread(
+            lambda: (self.journal.series(run_id), self.journal.health(run_id)))
+        if generation != self._moment_generation:  # another run or moment is shown by now
+            return
+        self.budgets.load_series(series, start=self.summary["started_at"])
+        self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
+                                 health_text(run_health, self.summary["totals"].get("purpose", {})))
+        self.moment_shown.emit(self.shown_seq)
+
+
+    def _on_inspect_moment_chosen(self, n: int) -> None:
+        """Time travel: the tree and plots as they were after event n (replayed off the event loop)."""
+        run_id = self.shown_run_id
+        if run_id is None or self.run is not None:
+            return
+        self._moment_generation += 1
+        generation = self._moment_generation
+        if n >= (self.summary or {}).get("last_seq", n + 1):
+            self.show_journaled(run_id)  # the whole run again; moment_shown follows with its extras
+            return
+        if n > REPLAY_LIMIT:
+            # a moment is rebuilt by replaying the run up to it: past this many events that takes
+            # minutes and gigabytes, so it is refused rather than left to grind
+            self.statusBar().showMessage(f"cannot show event {n:,}: replaying more than {REPLAY_LIMIT:,} events "
+                                         "is not supported; the whole run is shown", 10000)
+            self.inspect.slider.blockSignals(True)
+            self.inspect.slider.setValue(self.shown_seq)
+            self.inspect.slider.blockSignals(False)
+            return
+        self.statusBar().showMessage(f"replaying to event {n:,}…")
+        self.moment_task = asyncio.ensure_future(self._show_moment(run_id, n, generation))
+
+
+    def refresh_runs(self) -> None:
+        self.runs_view.show_runs(self.journal.runs())
+
+
+    def _offer_interrupted(self) -> None:
+        interrupted = [r for r in self.journal.runs() if r["state"] == "paused" and r["stop_reason"] == INTERRUPTED]
+        if interrupted:
+            latest = interrupted[0]
+            self._pending_resume = latest["run_id"]
+            self.interrupted_label.setText(
+                f"{len(interrupted)} run(s) were active when goalgui last stopped and are paused now. "
+                f"Latest: {latest['objective'][:70]}")
+            self.interrupted_bar.show()
+
+
+    def resume_journaled(self, run_id: str) -> Run | None:
+        try:
+            run = resume_run(self.journal, run_id, confirmer=self.confirmer)
+        except (InputError, JournalError) as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return None
+        self.interrupted_bar.hide()
+        self.follow(run)
+        run.start()
+        return run
+
+
+    def _on_interrupted_resume_clicked(self) -> None:
+        self.resume_journaled(self._pending_resume)
+
+
+    def _on_interrupted_abandon_clicked(self) -> None:
+        run_id = self._pending_resume
+        try:
+            abandon_run(self.journal, run_id)
+        except (InputError, JournalError) as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return
+        self.interrupted_bar.hide()
+        self.refresh_runs()
+        self.show_journaled(run_id)
+
+    # -- geometry ----------------------------------------------------------------------
