@@ -11,7 +11,7 @@ tool's own failure) is a result the model can read, never an exception out of a 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
@@ -48,7 +48,6 @@ class ToolEnv:
     memory: Any = None
     record: Any = None
     network: bool = False
-    extra: dict = field(default_factory=dict)
 
 
 class Tool(Protocol):
@@ -102,11 +101,6 @@ class Toolbox:
         """The specs for a model request: every tool, or those named (in that order)."""
         chosen = self._tools.values() if names is None else [self._tools[n] for n in names if n in self._tools]
         return [t.spec.offered() for t in chosen]
-
-    def with_extra(self, *tools: Tool) -> Toolbox:
-        """This toolbox with a strategy's own tools added (the cursor's task_complete, task_fail)."""
-        box = Toolbox(list(self._tools.values()) + list(tools), self.workspace)
-        return box
 
 
 def cap(text: str, limit: int) -> str:

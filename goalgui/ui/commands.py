@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from ..engine.lifecycle import InputError, Limits
+from ..engine.prompts_cursor import plan_lines
 from ..engine.record import SETTLED
 
 
@@ -69,13 +70,10 @@ def _plan_text(record) -> str:
     if root is None or not root.children:
         return "goal: (no plan yet)"
     active = _active_task(record)
-    marks = {"done": "[x]", "failed": "[!]", "skipped": "[-]", "abandoned": "[-]"}
-    lines = [f"goal: {record.objective}"]
-    for number, goal_id in enumerate(root.children, 1):
-        task = record.goals[goal_id]
-        mark = "[>]" if goal_id == active else marks.get(task.status.value, "[ ]")
-        lines.append(f"  {mark} {number}. {task.text}")
-    return "\n".join(lines)
+    tasks = [(record.goals[c].text, record.goals[c].status.value) for c in root.children]
+    number = root.children.index(active) + 1 if active else None
+    lines = plan_lines(tasks, number).split("\n")  # the plan as the model is shown it
+    return "\n".join([f"goal: {record.objective}"] + [f"  {line}" for line in lines])
 
 
 async def chat_turn(window, text: str) -> None:

@@ -242,8 +242,6 @@ class Cursor:
         ctx, rec = self.ctx, self.ctx.record
         if self.task is None or self.task.goal_id != task.id:
             self.task = _Task(task.id)
-            if rec.tool_log.get(task.id):  # worked before a resume: restate it
-                self.task.streak = 0
         state = self.task
         ctx.begin_turn(task)
         rounds = rec.rounds.get(task.id, 0)
