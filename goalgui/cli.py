@@ -72,8 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", help="the folder the run's tools act in (default: a new folder for the run "
                                          "in the user data dir)")
     run.add_argument("--strategy", default="goal-stack", help="goal-stack or cursor (task-loop and plan: not yet)")
-    run.add_argument("--no-evidence-gate", action="store_true",
+    run.add_argument("--no-evidence-gate", action="store_const", const=False, dest="evidence_gate",
                      help="cursor: accept task_complete without a check having been run")
+    run.add_argument("--evidence-gate", action="store_const", const=True, dest="evidence_gate",
+                     help="cursor: a task that used tools settles only after a check ran (the default setting)")
+    run.add_argument("--round-budget", type=int, metavar="N",
+                     help="cursor: work rounds per task before it fails forward (setting; default 25)")
+    run.add_argument("--unproductive-limit", type=int, metavar="N",
+                     help="cursor: unproductive rounds in a row before each escalation step (setting; default 3)")
     run.add_argument("--model", default=None, help="local | scripted:NAME|FILE.json | python:FILE.py:ATTR | ...")
     run.add_argument("--window", action="store_true",
                      help="watch and steer it in the window (with no display, it is followed here instead)")
@@ -110,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--model", required=True)
     add.add_argument("--key-env", help="read the key from this environment variable instead of the keyring")
     add.add_argument("--structured-output", default="auto", choices=["auto", "json_schema", "json_object", "none"])
+    add.add_argument("--prompt-profile", default="standard", choices=["standard", "small"],
+                     help="small: the model has a few hundred million parameters; use the embedded model's rules")
     add.add_argument("--embeddings-model", help="use this model of the provider for the findings memory")
     add.add_argument("--read-timeout", type=float, default=120.0)
     add.add_argument("--connect-timeout", type=float, default=10.0)
@@ -257,9 +265,13 @@ def cmd_run(args) -> int:
     with _journal(args) as journal:
         run = start_run(journal, args.objective, model=args.model or settings.default_model or DEFAULT_MODEL,
                         strategy=args.strategy, limits=limits, permission_mode=args.permission_mode or "auto-edit",
-                        confirmer=_confirmer(args), workspace=args.workspace,
-                        options={"evidence_gate": False} if args.no_evidence_gate else None)
+                        confirmer=_confirmer(args), workspace=args.workspace, options=_options(args, settings))
         return _drive(run, journal, args)
+
+
+def _options(args, settings) -> dict:
+    return settings.cursor_options(evidence_gate=args.evidence_gate, round_budget=args.round_budget,
+                                   unproductive_limit=args.unproductive_limit)
 
 
 def _run_in_window(args, limits, settings) -> int:
@@ -269,7 +281,8 @@ def _run_in_window(args, limits, settings) -> int:
         settings.journal = args.journal
     goal = {"objective": args.objective, "criteria": "", "strategy": args.strategy,
             "model": args.model or settings.default_model or DEFAULT_MODEL, "limits": limits,
-            "mode": args.permission_mode or settings.default_permission_mode, "workspace": args.workspace}
+            "mode": args.permission_mode or settings.default_permission_mode, "workspace": args.workspace,
+            "options": _options(args, settings)}
     return window(journal_path=args.journal, start=goal, exit_when_done=args.exit_when_done)
 
 

@@ -35,7 +35,7 @@ def cmd_profiles(args) -> int:
     profile = Profile(args.name, args.kind, args.base_url, args.model, key_env=args.key_env,
                       connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
                       request_timeout=args.request_timeout, max_reply_mb=args.max_reply_mb,
-                      structured_output=args.structured_output,
+                      structured_output=args.structured_output, prompt_profile=args.prompt_profile,
                       embeddings_model=args.embeddings_model).validated()
     if NEEDS_KEY[profile.kind] and not args.key_env:
         if not sys.stdin.isatty():

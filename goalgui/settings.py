@@ -25,6 +25,7 @@ from .engine.permissions import validate_permission_mode
 SERVICE = "goalgui"
 KINDS = ("openai", "anthropic", "ollama")
 THEMES = ("system", "light", "dark")
+PROMPT_PROFILES = ("standard", "small")
 USUAL_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": None}
 NEEDS_KEY = {"openai": True, "anthropic": True, "ollama": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -53,6 +54,10 @@ class Profile:
     # the read timeout; generous, for slow local servers
     request_timeout: float = 600.0
     max_reply_mb: float = 16.0  # counted after decompression, as it streams in
+    # the prompts the model behind the server is written for: "standard", or "small" for a model
+    # of a few hundred million parameters (the embedded default's rules: plans from the request's
+    # own steps, a tool call forced before a task settles, a few tools offered)
+    prompt_profile: str = "standard"
 
     def validated(self) -> Profile:
         if not _NAME.match(self.name or ""):
@@ -78,6 +83,8 @@ class Profile:
             raise InputError(f"max reply size {self.max_reply_mb!r} must be between 0.01 and 1024 MB")
         if self.structured_output not in ("auto", "json_schema", "json_object", "none"):
             raise InputError("structured_output must be auto, json_schema, json_object or none")
+        if self.prompt_profile not in PROMPT_PROFILES:
+            raise InputError(f"prompt profile {self.prompt_profile!r}: use one of {', '.join(PROMPT_PROFILES)}")
         self.base_url = self.base_url.rstrip("/")
         return self
 
@@ -93,6 +100,20 @@ class Settings:
     theme: str = "system"  # system (follow the desktop's light or dark palette), light or dark
     confirm_timeout: float | None = None  # seconds before an unanswered confirmation is declined
     profiles: dict[str, Profile] = field(default_factory=dict)
+    # the cursor's guards (seed 002), the [cursor] table; `goalgui run` flags override them per run
+    evidence_gate: bool = True  # task_complete after tool calls needs a check to have run
+    round_budget: int = 25  # work rounds per task before it fails forward
+    unproductive_limit: int = 3  # unproductive rounds in a row before each escalation step
+
+    def cursor_options(self, *, evidence_gate: bool | None = None, round_budget: int | None = None,
+                       unproductive_limit: int | None = None) -> dict:
+        """The cursor's guards for a new run (kept in its journal, so a resume keeps them): these
+        settings, each overridden where a value is given; bad values raise InputError."""
+        options = {"evidence_gate": self.evidence_gate if evidence_gate is None else evidence_gate,
+                   "round_budget": self.round_budget if round_budget is None else round_budget,
+                   "unproductive_limit": self.unproductive_limit if unproductive_limit is None else unproductive_limit}
+        check_cursor_options(options)
+        return options
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
@@ -119,6 +140,16 @@ class Settings:
             confirm_timeout=general.get("confirm_timeout"),
             profiles=profiles,
         )
+        cursor = data.get("cursor") or {}
+        if not isinstance(cursor, dict):
+            raise InputError(f"settings {path}: [cursor] is not a table")
+        for name in ("evidence_gate", "round_budget", "unproductive_limit"):
+            if name in cursor:
+                setattr(settings, name, cursor[name])
+        try:
+            check_cursor_options(settings.cursor_options())
+        except InputError as exc:
+            raise InputError(f"settings {path}: {exc}") from None
         validate_permission_mode(settings.default_permission_mode)
         timeout = settings.confirm_timeout
         if timeout is not None and (not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400):
@@ -145,7 +176,9 @@ class Settings:
         }
         # 0600 before a byte is in it
         tmp = paths.private_file(path.with_suffix(f".tmp{os.getpid()}"), own_dir=path.parent == paths.config_dir())
-        tmp.write_text(tomli_w.dumps({"general": general, "profiles": profiles}), encoding="utf-8")
+        cursor = {"evidence_gate": self.evidence_gate, "round_budget": self.round_budget,
+                  "unproductive_limit": self.unproductive_limit}
+        tmp.write_text(tomli_w.dumps({"general": general, "cursor": cursor, "profiles": profiles}), encoding="utf-8")
         os.replace(tmp, path)
 
     def profile(self, name: str, kind: str | None = None) -> Profile:
@@ -155,6 +188,16 @@ class Settings:
         if kind is not None and profile.kind != kind:
             raise InputError(f"profile {name!r} is a {profile.kind} profile, not {kind}")
         return profile
+
+
+def check_cursor_options(options: dict) -> None:
+    """One line for a guard out of its range."""
+    if not isinstance(options.get("evidence_gate"), bool):
+        raise InputError("evidence_gate must be true or false")
+    for name, most in (("round_budget", 1000), ("unproductive_limit", 50)):
+        value = options.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+            raise InputError(f"{name.replace('_', ' ')} {value!r} must be a whole number from 1 to {most}")
 
 
 def _env_name(profile: str) -> str:

@@ -255,3 +255,19 @@ def test_a_native_crash_leaves_its_stacks_in_the_log_and_the_run_comes_back_paus
     assert (cli.home / "logs" / "faults.log").stat().st_mode & 0o077 == 0
     [row] = json.loads(cli("runs", "--json").stdout)
     assert row["state"] == "paused" and row["stop_reason"].startswith("interrupted"), row
+
+
+def test_the_cursor_guards_come_from_the_settings_and_the_flags(cli):
+    """The round budget, the unproductive limit and the evidence gate: settings, overridden per run
+    by flags, kept in the journal with the run (so a resume keeps them); out of range, one line."""
+    cli.home.mkdir(parents=True, exist_ok=True)
+    settings = cli("run", "x", "--strategy", "cursor", "--model", cli.fast, "--round-budget", "0")
+    assert settings.returncode == 2 and settings.stderr.strip().count("\n") == 0
+    assert "round budget 0 must be a whole number from 1 to 1000" in settings.stderr
+    out = cli("run", "Find the first fact, then draft the answer", "--strategy", "cursor", "--model", cli.fast,
+              "--round-budget", "9", "--no-evidence-gate", "--json")
+    assert out.returncode == 6, out.stderr  # this script has no `work` replies: paused, its options kept
+    run_id = json.loads(out.stdout)["run_id"]
+    events = json.loads(cli("export", run_id, "--events").stdout)["events"]
+    options = events[0]["options"]
+    assert (options["round_budget"], options["unproductive_limit"], options["evidence_gate"]) == (9, 3, False)

@@ -182,6 +182,59 @@ async def test_a_server_that_refuses_json_schema_gets_json_object_from_then_on()
     assert server.requests[1]["body"]["response_format"]["schema"] == SCHEMA and not sleeps
 
 
+BOUNDED = [{"name": "write_file", "description": "Write a file.", "parameters": {
+    "type": "object", "properties": {"path": {"type": "string", "maxLength": 4096, "description": "where"},
+                                     "content": {"type": "string", "maxLength": 200_000}},
+    "required": ["path", "content"], "additionalProperties": False}},
+    {"name": "read_file", "description": "Read a file.", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string", "maxLength": 4096}}, "required": ["path"]}}]
+
+
+def tool_request(choice):
+    return ModelRequest("work", [{"role": "user", "content": "make it"},
+                                 {"role": "assistant", "content": "", "tool_calls": [
+                                     {"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},
+                                 {"role": "tool", "tool_call_id": "c1", "content": "no file"}],
+                        GoalView("g2", "g1", 1, "make it"), tools=BOUNDED, max_tokens=50, tool_choice=choice)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+async def test_a_named_tool_choice_reaches_each_wire_format(kind):
+    with ScriptedServer() as server:
+        server.actions.append(("reply", 200, PROVIDERS[kind][1]("", calls=[("write_file", {"path": "a", "content": "b"})])))
+        model, _ = make(kind, server.url)
+        reply = await model.complete(tool_request("write_file"))
+        await model.aclose()
+    assert reply.tool_calls[0]["name"] == "write_file"
+    body = server.requests[0]["body"]
+    if kind == "openai":
+        assert body["tool_choice"] == {"type": "function", "function": {"name": "write_file"}}
+        # the prior call's turn carries "" (llama-cpp-python's server refuses a null content)
+        assert body["messages"][1]["content"] == "" and body["messages"][1]["tool_calls"][0]["id"] == "c1"
+        # bounds left out (llama.cpp's grammar builder overflows on them), descriptions kept
+        params = body["tools"][0]["function"]["parameters"]
+        assert params["properties"]["path"] == {"type": "string", "description": "where"}
+        assert params["required"] == ["path", "content"] and "maxLength" not in json.dumps(body["tools"])
+    elif kind == "anthropic":
+        assert body["tool_choice"] == {"type": "tool", "name": "write_file"}
+    else:  # Ollama has no tool_choice: the offer alone, its schema without bounds too
+        assert "tool_choice" not in body and "maxLength" not in json.dumps(body["tools"])
+
+
+async def test_a_server_that_refuses_a_required_tool_call_is_asked_with_auto_from_then_on():
+    """llama-cpp-python's function-calling server answers tool_choice "required" with HTTP 500."""
+    with ScriptedServer() as server:
+        server.actions += [("reply", 500, {"error": {"message": "AssertionError"}}),
+                           ("reply", 200, openai_reply("", calls=[("read_file", {"path": "a"})])),
+                           ("reply", 200, openai_reply("", calls=[("read_file", {"path": "b"})]))]
+        model, sleeps = make("openai", server.url)
+        first = await model.complete(tool_request("required"))
+        second = await model.complete(tool_request("required"))
+        await model.aclose()
+    assert first.tool_calls[0]["arguments"] == {"path": "a"} and second.tool_calls[0]["arguments"] == {"path": "b"}
+    assert [r["body"]["tool_choice"] for r in server.requests] == ["required", "auto", "auto"] and not sleeps
+
+
 def http_date(seconds_from_now):
     return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
 

@@ -85,6 +85,32 @@ def test_a_broken_settings_file_is_one_clear_error(isolated_home):
         Settings.load()
 
 
+@pytest.mark.parametrize("prompt_profile", ["tiny", ""])
+def test_a_prompt_profile_is_standard_or_small(prompt_profile):
+    assert Profile("p", "openai", "http://x.test", "m", prompt_profile="small").validated().prompt_profile == "small"
+    with pytest.raises(InputError, match="prompt profile"):
+        Profile("p", "openai", "http://x.test", "m", prompt_profile=prompt_profile).validated()
+
+
+def test_the_cursor_guards_are_settings_a_run_can_override(isolated_home):
+    settings = Settings(round_budget=7, unproductive_limit=2, evidence_gate=False)
+    settings.save()
+    again = Settings.load()
+    assert again.cursor_options() == {"evidence_gate": False, "round_budget": 7, "unproductive_limit": 2}
+    assert again.cursor_options(round_budget=3, evidence_gate=True) == {
+        "evidence_gate": True, "round_budget": 3, "unproductive_limit": 2}
+    assert "[cursor]" in paths.settings_path().read_text()
+    for bad in (0, 1001, True, 2.5):
+        with pytest.raises(InputError, match="round budget"):
+            again.cursor_options(round_budget=bad)
+    paths.settings_path().write_text("[cursor]\nunproductive_limit = 0\n")
+    with pytest.raises(InputError, match="unproductive limit 0 must be a whole number from 1 to 50"):
+        Settings.load()
+    paths.settings_path().write_text("[cursor]\nevidence_gate = \"yes\"\n")
+    with pytest.raises(InputError, match="evidence_gate must be true or false"):
+        Settings.load()
+
+
 @pytest.fixture
 def cli(tmp_path):
     home = tmp_path / "home"

@@ -170,3 +170,41 @@ async def test_a_sub_goal_that_says_its_ancestor_again_is_dropped(journal):
     root = run.record.goals[run.record.root_id]
     assert [run.record.goals[c].text for c in root.children] == ["Bake a chocolate cake", "Choose two party games"]
     assert "2 sub-goal(s) dropped as restatements" in root.note
+
+
+def test_a_small_models_task_is_walked_through_act_check_settle(tmp_path):
+    """Which tool a small model's round must call: the task's main verb names it, a change is
+    read back, and a checked task settles (a 135M model's own pick is the first tool listed)."""
+    from goalgui.engine.strategies import small
+    from goalgui.engine.tools import Toolbox
+    from goalgui.tools import default_toolbox
+
+    every = default_toolbox(tmp_path)
+    box = Toolbox([t for t in every if t.spec.name in small.TOOLS], tmp_path)
+    verifying, settling = ("read_file", "list_files", "md5_file"), ("task_complete", "task_fail")
+    assert small.step_tool(box, "Create a file named hello.txt, then read it", "act") == "write_file"
+    assert small.step_tool(box, "Read hello.txt to prove it exists", "act") == "read_file"
+    assert small.step_tool(box, "Run the tests and list what failed", "act") == "run_shell"
+    assert small.step_tool(box, "Think about colours", "act") is None  # no verb names a tool: its choice
+    assert small.step_tool(box, "Create hello.txt", "check") == "read_file"
+    assert small.step_tool(box, "Create hello.txt", "settle") is None  # not offered: nothing forced
+    assert [t.spec.name for t in small.ranked(list(box), "Read hello.txt, then write a copy")][:2] == [
+        "read_file", "write_file"]
+    log = []
+    assert small.stage(log, verifying, settling) == "act"
+    log.append(("write_file", "run", False, "path=/etc/x"))  # a failed call is not an act
+    assert small.stage(log, verifying, settling) == "act"
+    log.append(("write_file", "run", True, "path=hello.txt"))
+    assert small.stage(log, verifying, settling) == "check"
+    log.append(("read_file", "run", True, "path=hello.txt"))
+    assert small.stage(log, verifying, settling) == "settle"
+    log.append(("write_file", "run", True, "path=hello.txt"))  # changed again: look again
+    assert small.stage(log, verifying, settling) == "check"
+
+
+def test_a_request_that_names_its_steps_is_its_own_plan_for_a_small_model():
+    from goalgui.engine.strategies.small import sequence_steps
+
+    assert sequence_steps("Create a file named a.txt, then read a.txt to prove it exists") == [
+        "Create a file named a.txt", "Read a.txt to prove it exists"]
+    assert sequence_steps("Write a haiku") == []

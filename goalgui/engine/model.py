@@ -31,7 +31,9 @@ class ModelRequest:
     tools: list[dict] | None = None
     max_tokens: int | None = None
     deadline: float | None = None  # time.monotonic() by which the call must end
-    tool_choice: str = "auto"  # "required": the reply must call one of `tools` (no text answer)
+    # "auto"; "required": the reply must call one of `tools` (no text answer); or the name of one
+    # of `tools`: the reply calls that one (the model writes only its arguments)
+    tool_choice: str = "auto"
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ class AnthropicModel(HttpModel):
             body["tools"] = tools
             if request.tools and request.tool_choice == "required":
                 body["tool_choice"] = {"type": "any"}
+            elif request.tools and any(t["name"] == request.tool_choice for t in request.tools):
+                body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
         return body
 
     def parse(self, data: Any, request: ModelRequest) -> ModelReply:

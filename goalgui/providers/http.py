@@ -78,6 +78,7 @@ class HttpModel(abc.ABC):
                  sleep=asyncio.sleep, rng: Callable[[], float] = random.random):
         self.profile = profile
         self.name = f"{self.kind}:{profile.name}"
+        self.prompt_profile = profile.prompt_profile  # which prompts the engine sends (engine.prompts.for_model)
         self._key = key
         self._sleep = sleep
         self._rng = rng
@@ -164,7 +165,7 @@ class HttpModel(abc.ABC):
 
     async def post(self, path: str, body: dict, deadline: float | None) -> Any:
         last = ""
-        retried_format = False
+        reformatted = 0  # a refused way of asking (a schema, a forced tool call), asked another way
         attempt = 0
         self.attempts = 0
         while attempt < MAX_TRIES:
@@ -184,10 +185,10 @@ class HttpModel(abc.ABC):
                 status = response.status_code
                 if 200 <= status < 300:
                     return self.decode_checked(response)
-                if not retried_format:
+                if reformatted < 2:
                     retry_body = self.rejected_format(response, body)
                     if retry_body is not None:
-                        body, retried_format = retry_body, True
+                        body, reformatted = retry_body, reformatted + 1
                         continue  # a different request, not a retry of the same one
                 if status == 429:
                     wait = retry_after(response)

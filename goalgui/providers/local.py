@@ -148,8 +148,9 @@ class LocalModel:
             budget = min(budget, self.max_tokens)
         budget = max(1, min(budget, self.context - prompt_tokens - 8))
         if offered:
-            return self._act(chatml(messages), offered, budget, prompt_tokens, stop,
-                             answer=request.tool_choice != "required")
+            named = [t for t in offered if t["name"] == request.tool_choice]
+            return self._act(chatml(messages), named or offered, budget, prompt_tokens, stop,
+                             answer=request.tool_choice == "auto")
         kwargs = {"messages": messages, "max_tokens": budget, "temperature": self.temperature,
                   "repeat_penalty": self.repeat_penalty, "stream": True}
         if request.schema is not None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+from .schemas import plain_schema
+
 def choose_grammar(tools: list[dict], *, answer: bool = True) -> str:
     """GBNF for the start of an action: `{"tool": "NAME"` with NAME an offered tool (or answer)."""
     names = " | ".join(json.dumps(json.dumps(n)) for n in [t["name"] for t in tools] + (["answer"] if answer else []))
@@ -31,23 +33,7 @@ def arguments_schema(name: str, tools: list[dict]) -> dict:
     if name == "answer":
         return {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     tool = next(t for t in tools if t["name"] == name)
-    return _plain(tool.get("parameters") or {"type": "object", "properties": {}})
-
-
-def _plain(schema: dict) -> dict:
-    """A tool's argument schema as llama.cpp's grammar builder takes it: types, properties and
-    requirements only. Length and range bounds become repetitions that overflow its rule limits
-    (a 200,000-character maxLength does), and the engine checks them on the call anyway."""
-    out: dict = {"type": schema.get("type", "object")}
-    if out["type"] == "object":
-        out["properties"] = {k: _plain(v) for k, v in (schema.get("properties") or {}).items()}
-        if schema.get("required"):
-            out["required"] = list(schema["required"])
-    elif out["type"] == "array" and isinstance(schema.get("items"), dict):
-        out["items"] = _plain(schema["items"])
-    if "enum" in schema:
-        out["enum"] = list(schema["enum"])
-    return out
+    return plain_schema(tool.get("parameters") or {"type": "object", "properties": {}})
 
 
 def _signature(tool: dict) -> str:

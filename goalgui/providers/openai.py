@@ -9,12 +9,15 @@ import httpx
 
 from ..engine.model import BadResponse, ModelReply, ModelRequest, Usage
 from .http import HttpModel
+from .schemas import plain_schema
 
 
 def tool_spec(tool: dict) -> dict:
+    """A tool as chat completions name it; its schema without bounds (see `plain_schema`)."""
     return {"type": "function", "function": {
         "name": tool["name"], "description": tool.get("description", ""),
-        "parameters": tool.get("parameters", {"type": "object", "properties": {}})}}
+        "parameters": plain_schema(tool.get("parameters") or {"type": "object", "properties": {}},
+                                   descriptions=True)}}
 
 
 def chat_messages(messages: list[dict]) -> list[dict]:
@@ -23,7 +26,8 @@ def chat_messages(messages: list[dict]) -> list[dict]:
     for m in messages:
         role = m.get("role")
         if role == "assistant" and m.get("tool_calls"):
-            out.append({"role": "assistant", "content": m.get("content") or None, "tool_calls": [
+            # "" rather than null: llama-cpp-python's server refuses a null content (HTTP 500)
+            out.append({"role": "assistant", "content": m.get("content") or "", "tool_calls": [
                 {"id": c.get("id", ""), "type": "function",
                  "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
                 for c in m["tool_calls"]]})
@@ -49,6 +53,10 @@ class OpenAIModel(HttpModel):
         mode = profile.structured_output
         self._structured = "json_schema" if mode == "auto" else mode
         self._may_fall_back = mode == "auto"
+        # "required" forces a tool call (OpenAI, vLLM); llama-cpp-python's function-calling server
+        # takes only "auto" or a named function and answers "required" with HTTP 500: asked once,
+        # then "auto" from there on
+        self._tool_choice_required = True
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
@@ -59,8 +67,12 @@ class OpenAIModel(HttpModel):
             body["max_tokens"] = request.max_tokens
         if request.tools:
             body["tools"] = [tool_spec(t) for t in request.tools]
-            if request.tool_choice == "required":
-                body["tool_choice"] = "required"
+            # said outright: llama-cpp-python's server shows the model no tools without it
+            choice = request.tool_choice
+            if choice not in ("auto", "required") and any(t["name"] == choice for t in request.tools):
+                body["tool_choice"] = {"type": "function", "function": {"name": choice}}
+            else:
+                body["tool_choice"] = "required" if choice == "required" and self._tool_choice_required else "auto"
         if request.schema is not None:
             body.update(self._format(request.schema, self._structured))
         return body
@@ -75,7 +87,11 @@ class OpenAIModel(HttpModel):
         return {}
 
     def rejected_format(self, response: httpx.Response, body: dict) -> dict | None:
-        """llama.cpp's server answers json_schema with HTTP 500; others with 400. Fall back once."""
+        """llama.cpp's server answers json_schema and tool_choice=required with HTTP 500; others
+        with 400. Fall back once for each, and remember."""
+        if body.get("tool_choice") == "required" and response.status_code in (400, 422, 500):
+            self._tool_choice_required = False
+            return {**body, "tool_choice": "auto"}
         fmt = body.get("response_format") or {}
         if not self._may_fall_back or fmt.get("type") != "json_schema" or response.status_code not in (400, 422, 500):
             return None

@@ -425,7 +425,8 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
         A local model loads its weights on its own thread at the first call, not here."""
         return start_run(self.journal, goal["objective"], model=goal["model"], strategy=goal["strategy"],
                          limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
-                         confirmer=self.confirmer, workspace=goal.get("workspace"))
+                         confirmer=self.confirmer, workspace=goal.get("workspace"),
+                         options=goal.get("options") or self.settings.cursor_options())
 
     def start_goal(self, goal: dict) -> Run | None:
         try:

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -29,11 +30,11 @@ from PySide6.QtWidgets import (
 
 from ..engine.lifecycle import InputError
 from ..engine.permissions import PERMISSION_MODES
-from ..settings import KINDS, THEMES, Profile, Settings, delete_key, find_key, store_key
+from ..engine.strategies import BUILT
+from ..settings import KINDS, PROMPT_PROFILES, THEMES, Profile, Settings, delete_key, find_key, store_key
 from .plain import plain_label
 
 log = logging.getLogger(__name__)
-STRATEGIES = ("goal-stack",)  # what the engine can run; others are refused where they are asked for
 
 
 class SettingsDialog(QDialog):
@@ -81,6 +82,10 @@ class SettingsDialog(QDialog):
         self.key_env.setPlaceholderText("optional: read the key from this environment variable")
         self.structured = QComboBox()
         self.structured.addItems(("auto", "json_schema", "json_object", "none"))
+        self.prompt_profile = QComboBox()
+        self.prompt_profile.addItems(PROMPT_PROFILES)
+        self.prompt_profile.setToolTip("small: a model of a few hundred million parameters gets the embedded "
+                                       "model's rules (plans from the request's own steps, a forced tool call)")
         self.embeddings = QLineEdit()
         self.embeddings.setPlaceholderText("optional: an embeddings model for the findings memory")
         self.read_timeout = QDoubleSpinBox()
@@ -95,6 +100,7 @@ class SettingsDialog(QDialog):
         form.addRow("API key", self.key)
         form.addRow("Key variable", self.key_env)
         form.addRow("Structured replies", self.structured)
+        form.addRow("Prompts for", self.prompt_profile)
         form.addRow("Embeddings model", self.embeddings)
         form.addRow("Read timeout", self.read_timeout)
         self.new_button = QPushButton("New")
@@ -147,6 +153,7 @@ class SettingsDialog(QDialog):
                                     else "stored in the system keyring, never in a file")
         self.key_env.setText(profile.key_env or "")
         self.structured.setCurrentText(profile.structured_output)
+        self.prompt_profile.setCurrentText(profile.prompt_profile)
         self.embeddings.setText(profile.embeddings_model or "")
         self.read_timeout.setValue(profile.read_timeout)
         self.test_result.clear()
@@ -157,6 +164,7 @@ class SettingsDialog(QDialog):
             field.clear()
         self.key.setPlaceholderText("stored in the system keyring, never in a file")
         self.structured.setCurrentText("auto")
+        self.prompt_profile.setCurrentText("standard")
         self.read_timeout.setValue(120)
         self.test_result.clear()
         self.name.setFocus()
@@ -166,6 +174,7 @@ class SettingsDialog(QDialog):
         fields = dict(name=self.name.text().strip(), kind=self.kind.currentText(),
                       base_url=self.base_url.text().strip(), model=self.model.text().strip(),
                       key_env=self.key_env.text().strip() or None, structured_output=self.structured.currentText(),
+                      prompt_profile=self.prompt_profile.currentText(),
                       embeddings_model=self.embeddings.text().strip() or None,
                       read_timeout=float(self.read_timeout.value()))
         profile = replace(base, **fields) if base is not None else Profile(**fields)
@@ -242,19 +251,33 @@ class SettingsDialog(QDialog):
         self.default_mode.addItems(PERMISSION_MODES)
         self.default_mode.setCurrentText(self.settings.default_permission_mode)
         self.default_strategy = QComboBox()
-        self.default_strategy.addItems(STRATEGIES)
+        self.default_strategy.addItems(list(BUILT))  # what the engine can run
         self.default_strategy.setCurrentText(self.settings.default_strategy)
         self.confirm_timeout = QSpinBox()
         self.confirm_timeout.setRange(0, 86_400)
         self.confirm_timeout.setSuffix(" s")
         self.confirm_timeout.setSpecialValueText("never")
         self.confirm_timeout.setValue(int(self.settings.confirm_timeout or 0))
+        self.evidence_gate = QCheckBox("a task that used tools settles only after a check ran")
+        self.evidence_gate.setChecked(self.settings.evidence_gate)
+        self.round_budget = QSpinBox()
+        self.round_budget.setRange(1, 1000)
+        self.round_budget.setValue(self.settings.round_budget)
+        self.round_budget.setToolTip("work rounds per task before it fails forward")
+        self.unproductive_limit = QSpinBox()
+        self.unproductive_limit.setRange(1, 50)
+        self.unproductive_limit.setValue(self.settings.unproductive_limit)
+        self.unproductive_limit.setToolTip("rounds in a row with nothing new before each escalation step "
+                                           "(re-anchor, narrow, force-close, fail forward)")
         self.save_defaults_button = QPushButton("Save defaults")
         form = QFormLayout(page)
         form.addRow("Model", self.default_model)
         form.addRow("Permission mode", self.default_mode)
         form.addRow("Strategy", self.default_strategy)
         form.addRow("Decline unanswered confirmations after", self.confirm_timeout)
+        form.addRow("Cursor: evidence gate", self.evidence_gate)
+        form.addRow("Cursor: rounds per task", self.round_budget)
+        form.addRow("Cursor: unproductive rounds before escalating", self.unproductive_limit)
         form.addRow(QLabel("Budgets start empty: a new goal has none unless you give them."))
         form.addRow(self.save_defaults_button)
         self.save_defaults_button.clicked.connect(self.save_defaults)
@@ -270,6 +293,9 @@ class SettingsDialog(QDialog):
         self.settings.default_permission_mode = self.default_mode.currentText()
         self.settings.default_strategy = self.default_strategy.currentText()
         self.settings.confirm_timeout = float(self.confirm_timeout.value()) or None
+        self.settings.evidence_gate = self.evidence_gate.isChecked()
+        self.settings.round_budget = self.round_budget.value()
+        self.settings.unproductive_limit = self.unproductive_limit.value()
         self._save()
 
     def _general_page(self) -> QWidget:

@@ -16,7 +16,6 @@ escalation stage) starts again after a resume, which re-anchors the task.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from .. import prompts_cursor as P
@@ -25,11 +24,11 @@ from ..permissions import Action, Decision
 from ..record import SETTLED, Goal, GoalStatus
 from ..tools import BaseTool, ToolEnv, ToolError, Toolbox, ToolSpec
 from .base import Context
+from . import small
 from .goal_stack import plan_first
 
 VERIFYING = ("read_file", "list_files", "md5_file", "tail_file", "search_files", "run_shell", "memory_query")
 TASK_TOOLS = ("task_complete", "task_fail")
-SMALL_MODEL_TOOLS = ("list_files", "read_file", "write_file", "md5_file", "run_shell")
 ROUND_BUDGET = 25
 UNPRODUCTIVE_LIMIT = 3
 STAGES = ("re-anchor", "narrow", "force-close")
@@ -51,10 +50,27 @@ class _Task:
     plain_retried: bool = False
 
 
+@dataclass(frozen=True)
+class _TaskSpec(ToolSpec):
+    """Offered with the active task's number as the only id, so a model whose provider holds
+    calls to the schema (a grammar) cannot mistype it; checked without, so a wrong id is refused
+    by the cursor in words the model can act on."""
+
+    active: int | None = None
+
+    def offered(self) -> dict:
+        offer = super().offered()
+        if self.active is not None:
+            params = offer["parameters"]
+            offer["parameters"] = {**params, "properties": {**params["properties"],
+                                                            "id": {"type": "integer", "enum": [self.active]}}}
+        return offer
+
+
 class _TaskTool(BaseTool):
     """task_complete / task_fail: checked and carried out by the cursor."""
 
-    def __init__(self, cursor: Cursor, kind: str):
+    def __init__(self, cursor: Cursor, kind: str, active: int | None = None):
         self.cursor, self.kind = cursor, kind
         if kind == "complete":
             params = {"id": {"type": "integer"}, "summary": {"type": "string", "maxLength": 2000},
@@ -65,8 +81,8 @@ class _TaskTool(BaseTool):
             params = {"id": {"type": "integer"}, "reason": {"type": "string", "maxLength": 2000}}
             required = ["id", "reason"]
             text = "The active task cannot be done: settle it as failed, with the reason, and move on."
-        self.spec = ToolSpec(f"task_{kind}", text, {"type": "object", "properties": params, "required": required,
-                                                    "additionalProperties": False}, Action.READ)
+        self.spec = _TaskSpec(f"task_{kind}", text, {"type": "object", "properties": params, "required": required,
+                                                     "additionalProperties": False}, Action.READ, active=active)
 
     async def __call__(self, arguments: dict, env: ToolEnv) -> str:
         return self.cursor.settle_by_tool(self.kind, arguments)
@@ -186,6 +202,13 @@ class Cursor:
     async def _decompose(self, objective: str, notes: list[str]) -> list[str]:
         """Two to six tasks; a plan that restates the request as one task is asked for once more."""
         key = normalise(objective)
+        self._own_steps = False
+        if self.ctx.prompts.PROFILE == "small" and len(steps := small.sequence_steps(objective)) >= 2:
+            # a small model's plan is fragments of the request ("hello.txt", "Hello, World!"): where
+            # the request spells out its steps, they are the plan and the model is not asked
+            notes.append("the plan is the request's own steps: a small model is not asked to break it down")
+            self._own_steps = True
+            return steps
         for attempt in range(2):
             reply = await self.ctx.call_model("decompose", P.plan(objective, again=attempt > 0), self._root(),
                                               schema=P.PLAN_SCHEMA, max_tokens=700)
@@ -197,11 +220,6 @@ class Cursor:
                 return texts
             if attempt == 0:
                 notes.append("the plan restated the request: asked for at least two steps")
-        self._own_steps = False
-        if self.ctx.prompts.PROFILE == "small" and len(steps := sequence_steps(objective)) >= 2:
-            notes.append("the plan is the request's own steps: a small model did not break it down")
-            self._own_steps = True
-            return steps
         if texts and normalise(texts[0]) != key and len(texts[0]) > 20:
             return texts
         notes.append("one task: the plan did not break the request down")
@@ -269,16 +287,21 @@ class Cursor:
         must_act = ctx.prompts.PROFILE == "small" and not acted
         box = self._toolbox(state, settle=not must_act)
         choice = "required" if must_act else "auto"
+        if ctx.prompts.PROFILE == "small" and not stage:
+            # walked through act, check, settle: the step's tool is chosen here, the model writes
+            # its arguments (a small model's own choice is the first function listed, or none)
+            choice = small.step_tool(box, task.text, small.stage(rec.tool_log.get(task.id, ()), VERIFYING,
+                                                                 TASK_TOOLS)) or choice
         reply = await ctx.call_model("work", messages + state.history, task, tools=box.offered(),
                                      max_tokens=WORK_MAX_TOKENS, tool_choice=choice)
         if not reply.tool_calls:
             text = reply.text.strip()
-            if _copies_directive(text) and not state.plain_retried:  # a small model echoing its orders
+            if small.copies_directive(text) and not state.plain_retried:  # a small model echoing its orders
                 state.plain_retried = True
                 ctx.set_goal(task, note=_join(task.note, "the reply copied the task directive: retried as a plain round"))
                 reply = await ctx.call_model("work", P.work(rec.objective, view, number, [], plain=True), task,
                                              max_tokens=WORK_MAX_TOKENS)
-                text = _strip_directive(reply.text.strip())
+                text = small.strip_directive(reply.text.strip())
             if text:
                 ctx.set_goal(task, status=GoalStatus.DONE, result=text[:4000],
                              note=_join(task.note, "settled from a text answer"))
@@ -393,12 +416,19 @@ class Cursor:
 
     def _toolbox(self, state: _Task, *, settle: bool = True) -> Toolbox:
         tools = self.ctx.tools
-        small = self.ctx.prompts.PROFILE == "small"  # a small model is offered the few tools it can use
+        tiny = self.ctx.prompts.PROFILE == "small"  # a small model is offered the few tools it can use
         base = [_Budgeted(t, self) for t in tools if t.spec.name not in state.narrowed
-                and (not small or t.spec.name in SMALL_MODEL_TOOLS)] if tools is not None else []
+                and (not tiny or t.spec.name in small.TOOLS)] if tools is not None else []
         workspace = tools.workspace if tools is not None else "."
-        task_tools = [_TaskTool(self, "complete"), _TaskTool(self, "fail")] if settle or not base else []
-        return Toolbox([*base, *task_tools], workspace)
+        found = self.active()
+        number = found[0] if found is not None else None
+        task_tools = [_TaskTool(self, "complete", number), _TaskTool(self, "fail", number)] \
+            if settle or not base else []
+        offered = [*base, *task_tools]
+        if tiny and (goal := self.ctx.record.goals.get(state.goal_id)) is not None:  # see small.step_tool
+            where = small.stage(self.ctx.record.tool_log.get(goal.id, ()), VERIFYING, TASK_TOOLS)
+            offered = small.ranked(offered, goal.text, where)
+        return Toolbox(offered, workspace)
 
     def _measure(self, call: dict, result: str, wasted: bool) -> None:
         """Adaptive budgets: a category still yielding near its cap is extended (up to 3x), one that
@@ -433,17 +463,6 @@ class Cursor:
                 if t.status in SETTLED]
 
 
-_SEQUENCE = re.compile(r"\s*(?:,?\s*(?:and\s+)?then\b|;|\.\s+(?=[A-Z])|,\s*and\s+(?=[a-z]+\s))\s*", re.IGNORECASE)
-
-
-def sequence_steps(objective: str) -> list[str]:
-    """The steps a request names itself ("create X, then prove it exists"): its clauses split at
-    'then', 'and then', ';' and sentence ends, at most MAX_TASKS. For a model too small to plan."""
-    parts = [p.strip(" ,.") for p in _SEQUENCE.split(objective) if p and p.strip(" ,.")]
-    steps = [p[0].upper() + p[1:] for p in parts if len(p.split()) >= 2]
-    return steps[:P.MAX_TASKS] if len(steps) >= 2 else []
-
-
 def _distinct(texts: list[str]) -> list[str]:
     out, seen = [], set()
     for text in texts:
@@ -468,18 +487,6 @@ def _review(text: str):
         if isinstance(value, list) and all(isinstance(t, str) for t in value):
             return value
     return None
-
-
-_DIRECTIVE = ("Active task:", "Settle it with task_complete", "settle the active task by calling")
-
-
-def _copies_directive(text: str) -> bool:
-    return any(d.lower() in text.lower() for d in _DIRECTIVE)
-
-
-def _strip_directive(text: str) -> str:
-    lines = [line for line in text.splitlines() if not _copies_directive(line)]
-    return "\n".join(lines).strip()
 
 
 def _join(note: str, extra: str) -> str:
