@@ -10,6 +10,7 @@ from typing import Sequence, TextIO
 
 from .engine import events as ev
 from .engine.confirm import ConfirmationAnswer, ConfirmationRequest, Outcome
+from .engine.prompts_cursor import plan_mark
 from .engine.record import RunRecord
 
 # C0 and C1 controls, DEL, and the Unicode marks that reorder or hide text (bidi overrides and
@@ -94,9 +95,8 @@ class TerminalView:
             self._plan_shown = True
             lines.append(f"[goal] plan: {len(tasks)} task(s)")
             lines.append(f"goal: {shown(rec.objective)[:100]}")
-            marks = {"done": "[x]", "failed": "[!]", "skipped": "[-]", "abandoned": "[-]"}
             for i, task in enumerate(tasks, 1):  # the record may be ahead of this line: tasks after the cursor wait
-                mark = "[>]" if i == number else marks.get(task.status.value, "[ ]") if i < number else "[ ]"
+                mark = plan_mark(task.status.value if i < number else "pending", i == number)
                 lines.append(f"  {mark} {i}. {shown(task.text)[:90]}")
         self._cursor_at = goal_id
         lines.append(f"[goal] working on task {number}/{len(tasks)}: {shown(goal.text)[:90]}")

@@ -61,11 +61,17 @@ def confirm_plan(objective: str, tasks: list[str]) -> list[dict]:
     return _messages(CONFIRM, f"{data('request', objective)}\n{data('candidate plan', listed)}")
 
 
+PLAN_MARKS = {"done": "[x]", "failed": "[!]", "skipped": "[-]", "abandoned": "[-]"}
+
+
+def plan_mark(status: str, active: bool) -> str:
+    """A task's mark in a plan printed as text (the model's prompt, /goal, the terminal)."""
+    return "[>]" if active else PLAN_MARKS.get(status, "[ ]")
+
+
 def plan_lines(tasks: list[tuple[str, str]], active: int | None) -> str:
     """The plan as the model sees it: number, status mark, text."""
-    marks = {"done": "[x]", "failed": "[!]", "skipped": "[-]", "abandoned": "[-]"}
-    return "\n".join(f"{'[>]' if i == active else marks.get(status, '[ ]')} {i}. {text}"
-                     for i, (text, status) in enumerate(tasks, 1))
+    return "\n".join(f"{plan_mark(status, i == active)} {i}. {text}" for i, (text, status) in enumerate(tasks, 1))
 
 
 def work(objective: str, tasks: list[tuple[str, str]], active: int, settled: list[str], note: str = "",

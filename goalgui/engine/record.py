@@ -208,15 +208,25 @@ class RunRecord:
         position = self.task_position() if self.strategy == "cursor" else None
         return {"task": position} if position else {}
 
+    def tasks(self) -> list[Goal]:
+        """The cursor's plan: the root's children, in order."""
+        root = self.goals.get(self.root_id or "")
+        return [self.goals[c] for c in root.children] if root is not None else []
+
+    def active_task(self) -> tuple[int, Goal] | None:
+        """The cursor: the first task not settled (1-based number, goal); it only moves forward."""
+        for number, task in enumerate(self.tasks(), 1):
+            if task.status not in SETTLED:
+                return number, task
+        return None
+
     def task_position(self) -> str | None:
         """The cursor's place among the root's tasks as 'N/M' (M/M once all are settled); None before a plan."""
-        root = self.goals.get(self.root_id or "")
-        if root is None or not root.children:
+        tasks = self.tasks()
+        if not tasks:
             return None
-        for number, goal_id in enumerate(root.children, 1):
-            if self.goals[goal_id].status not in SETTLED:
-                return f"{number}/{len(root.children)}"
-        return f"{len(root.children)}/{len(root.children)}"
+        active = self.active_task()
+        return f"{active[0] if active else len(tasks)}/{len(tasks)}"
 
     def leaves(self) -> list[Goal]:
         return [g for g in self.goals.values() if not g.children]

@@ -7,7 +7,6 @@ import asyncio
 
 from ..engine.lifecycle import InputError, Limits
 from ..engine.prompts_cursor import plan_lines
-from ..engine.record import SETTLED
 
 
 def goal_command(window, rest: str) -> None:
@@ -38,10 +37,10 @@ def goal_command(window, rest: str) -> None:
             window.chat_log.appendPlainText("goal cleared: the run is cancelled and its reminders are dropped")
             return
         if word == "skip" and run.record.strategy == "cursor":
-            active = _active_task(run.record)
+            active = run.record.active_task()
             if active is None:
                 raise InputError("there is no active task to skip")
-            run.skip(active)
+            run.skip(active[1].id)
             return
     except InputError as exc:
         bar.showMessage(f"/goal {word}: {exc}", 8000)
@@ -57,22 +56,12 @@ def goal_command(window, rest: str) -> None:
         bar.showMessage(f"/goal {word} is not possible while the run is {run.state.value}", 8000)
 
 
-def _active_task(record) -> str | None:
-    root = record.goals.get(record.root_id or "")
-    for goal_id in root.children if root is not None else ():
-        if record.goals[goal_id].status not in SETTLED:
-            return goal_id
-    return None
-
-
 def _plan_text(record) -> str:
-    root = record.goals.get(record.root_id or "")
-    if root is None or not root.children:
+    tasks = record.tasks()
+    if not tasks:
         return "goal: (no plan yet)"
-    active = _active_task(record)
-    tasks = [(record.goals[c].text, record.goals[c].status.value) for c in root.children]
-    number = root.children.index(active) + 1 if active else None
-    lines = plan_lines(tasks, number).split("\n")  # the plan as the model is shown it
+    active = record.active_task()
+    lines = plan_lines([(t.text, t.status.value) for t in tasks], active[0] if active else None).split("\n")  # the plan as the model is shown it
     return "\n".join([f"goal: {record.objective}"] + [f"  {line}" for line in lines])
 
 

@@ -30,10 +30,11 @@ class PlanPane(QListWidget):
         if record is None or record.strategy != "cursor" or root is None:
             self.hide()
             return
-        tasks = [record.goals[c] for c in root.children]
+        tasks = record.tasks()
         rows = [(t.text, t.status.value, _tip(f"status: {t.status.value}", t.note and f"notes: {t.note}",
                                               t.result and f"result: {t.result[:600]}")) for t in tasks]
-        self._fill(rows, next((i for i, t in enumerate(tasks) if t.status not in SETTLED), None))
+        active = record.active_task()
+        self._fill(rows, active[0] - 1 if active else None)
 
     def show_rows(self, strategy: str, rows: list[tuple]) -> None:
         """The plan of a journaled run, from the journal's goals projection (the root's children)."""

@@ -133,16 +133,10 @@ class Cursor:
         return self.ctx.record.options
 
     def tasks(self) -> list[Goal]:
-        rec = self.ctx.record
-        root = rec.goals.get(rec.root_id or "")
-        return [rec.goals[c] for c in root.children] if root is not None else []
+        return self.ctx.record.tasks()
 
     def active(self) -> tuple[int, Goal] | None:
-        """The cursor: the first task not settled (1-based number, goal); it only moves forward."""
-        for number, task in enumerate(self.tasks(), 1):
-            if task.status not in SETTLED:
-                return number, task
-        return None
+        return self.ctx.record.active_task()
 
     def _root(self) -> Goal:
         return self.ctx.record.goals[self.ctx.record.root_id]
