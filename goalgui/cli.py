@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="start a run and drive it here")
     run.add_argument("objective")
+    run.add_argument("--criteria", default="", metavar="TEXT",
+                     help="how completion is judged: shown to the model at each turn and held against each result")
     run.add_argument("--workspace", help="the folder the run's tools act in (default: a new folder for the run "
                                          "in the user data dir)")
     run.add_argument("--strategy", default="goal-stack", help="goal-stack or cursor (task-loop and plan: not yet)")
@@ -88,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="continue a paused or blocked run")
     resume.add_argument("run")
     resume.add_argument("--model", default=None)
+    resume.add_argument("--message", metavar="TEXT",
+                        help="tell the model something (what a blocked run asked for): it sees it from the next turn on")
     _budget_flags(resume, with_depth=False)
     cancel = sub.add_parser("cancel", help="cancel a paused or blocked run")
     cancel.add_argument("run")
@@ -265,6 +269,7 @@ def cmd_run(args) -> int:
     with _journal(args) as journal:
         run = start_run(journal, args.objective, model=args.model or settings.default_model or DEFAULT_MODEL,
                         strategy=args.strategy, limits=limits, permission_mode=args.permission_mode or "auto-edit",
+                        criteria=args.criteria,
                         confirmer=_confirmer(args), workspace=args.workspace, options=_options(args, settings))
         return _drive(run, journal, args)
 
@@ -279,7 +284,7 @@ def _run_in_window(args, limits, settings) -> int:
 
     if args.journal:
         settings.journal = args.journal
-    goal = {"objective": args.objective, "criteria": "", "strategy": args.strategy,
+    goal = {"objective": args.objective, "criteria": args.criteria, "strategy": args.strategy,
             "model": args.model or settings.default_model or DEFAULT_MODEL, "limits": limits,
             "mode": args.permission_mode or settings.default_permission_mode, "workspace": args.workspace,
             "options": _options(args, settings)}
@@ -291,7 +296,7 @@ def cmd_resume(args) -> int:
         limits = {"max_goals": args.max_goals, "tokens": args.token_budget, "turns": args.turn_budget,
                   "seconds": args.time_budget}
         run = resume_run(journal, journal.resolve(args.run), model=args.model, confirmer=_confirmer(args),
-                         limits=limits, permission_mode=args.permission_mode)
+                         limits=limits, permission_mode=args.permission_mode, message=args.message)
         return _drive(run, journal, args)
 
 
@@ -315,9 +320,15 @@ def _drive(run: Run, journal, args) -> int:
         print(f"paused ({reason}); resume with: goalgui resume {run.run_id}", file=sys.stderr)
         if reason.startswith("internal error"):
             return EXIT_INTERNAL
-    elif state is RunState.BLOCKED:
-        print(f"blocked ({reason}); raise the budget and resume with: goalgui resume {run.run_id} "
-              "--max-goals N / --token-budget N / ...", file=sys.stderr)
+    elif state is RunState.BLOCKED and reason.startswith("budget"):
+        flag = {"goals": "--max-goals N", "tokens": "--token-budget N", "turns": "--turn-budget N",
+                "time": "--time-budget T"}.get(reason.split(":", 1)[-1].split()[0] if ":" in reason else "",
+                                                "--max-goals N / --token-budget N / ...")
+        print(f"blocked ({reason}); raise the budget and resume with: goalgui resume {run.run_id} {flag}",
+              file=sys.stderr)
+    elif state is RunState.BLOCKED:  # the model (or a rule) needs something from the operator
+        print(f"blocked ({reason}); give it what it needs and resume with: "
+              f"goalgui resume {run.run_id} --message TEXT", file=sys.stderr)
     elif state is RunState.COMPLETE and not args.json:
         print(f"complete ({run.record.outcome}); report: goalgui export {run.run_id} --format md")
     return exit_code(state)

@@ -29,6 +29,22 @@ def health(record: RunRecord) -> dict:
     }
 
 
+def in_tree_order(goals: list[dict]) -> list[dict]:
+    """The report's goals (in the order created) depth first, each under its parent: indented
+    in creation order, a grandchild read as a child of the last goal above it."""
+    children: dict[str | None, list[dict]] = {}
+    for g in goals:
+        children.setdefault(g["parent_id"], []).append(g)
+    known = {g["id"] for g in goals}
+    out: list[dict] = []
+    stack = list(reversed([g for g in goals if g["parent_id"] is None or g["parent_id"] not in known]))
+    while stack:
+        g = stack.pop()
+        out.append(g)
+        stack.extend(reversed(children.get(g["id"], [])))
+    return out
+
+
 def markdown_report(record: RunRecord) -> str:
     r = record.report()
     m = r["metrics"]
@@ -39,6 +55,9 @@ def markdown_report(record: RunRecord) -> str:
         "",
         f"**Objective:** {shown(r['objective'])}",
         "",
+        *([f"**Completion criteria:** {shown(record.criteria, lines=True)}", ""] if record.criteria else []),
+        *[f"**Operator's message:** {shown(text, lines=True)}" for text in record.operator_messages],
+        *([""] if record.operator_messages else []),
         "| | |",
         "|---|---|",
         f"| strategy | {r['strategy']} |",
@@ -70,7 +89,7 @@ def markdown_report(record: RunRecord) -> str:
     for purpose, n in sorted(m["tokens_by_purpose"].items(), key=lambda kv: -kv[1]):
         lines.append(f"- {purpose}: {n:,}")
     lines += ["", "## Goals", ""]
-    for g in r["goals"]:
+    for g in in_tree_order(r["goals"]):
         indent = "  " * g["depth"]
         # the report's keys are a contract: a reused result is told by its note
         status = f"{g['status']}, reused" if REUSED in g["note"] else g["status"]

@@ -79,8 +79,9 @@ def start_run(journal, objective: str, *, model: str, strategy: str = "goal-stac
 
 
 def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: ConfirmerFn = approve_all,
-               limits: dict | None = None, permission_mode: str | None = None) -> Run:
-    """Claim a paused or blocked run and make it active again (with new limits, mode or model)."""
+               limits: dict | None = None, permission_mode: str | None = None, message: str | None = None) -> Run:
+    """Claim a paused or blocked run and make it active again (with new limits, mode or model,
+    and a message the model sees at the next turn boundary)."""
     from .providers import embedder_for, load_model
 
     record = journal.take(run_id)
@@ -95,6 +96,8 @@ def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: Con
         if permission_mode:
             run.set_permission_mode(permission_mode)
         run.resume()
+        if message:
+            run.tell(message)
     except BaseException:
         journal.release(run_id)
         raise

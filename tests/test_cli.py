@@ -271,3 +271,42 @@ def test_the_cursor_guards_come_from_the_settings_and_the_flags(cli):
     events = json.loads(cli("export", run_id, "--events").stdout)["events"]
     options = events[0]["options"]
     assert (options["round_budget"], options["unproductive_limit"], options["evidence_gate"]) == (9, 3, False)
+
+
+def test_criteria_and_an_operator_message_reach_the_model_and_the_report(cli):
+    """Issue 11, items 1 and 4: `run --criteria` and `resume --message`, through the journal."""
+    script = cli.tmp / "blocks.json"
+    script.write_text(json.dumps({"rules": [{"purpose": "execute", "reply": "BLOCKED: which city?"}],
+                                  "defaults": {"actionable": "YES", "verify": "YES", "summarize": "needs a city"}}))
+    out = cli("run", "Plan a picnic", "--model", f"scripted:{script}", "--max-depth", "0",
+              "--criteria", "MARK-CRITERIA: in a park", "--json")
+    assert out.returncode == 3, out.stderr
+    run_id = json.loads(out.stdout)["run_id"]
+    assert f"goalgui resume {run_id} --message TEXT" in out.stderr and "raise the budget" not in out.stderr
+    again = cli("resume", run_id, "--message", "MARK-MESSAGE: Lyon", "--json")
+    assert again.returncode == 3
+    events = json.loads(cli("export", run_id, "--events").stdout)["events"]
+    calls = [e for e in events if e["type"] == "model_called" and e["purpose"] == "execute"]
+    last = json.dumps(calls[-1]["messages"])
+    assert "MARK-CRITERIA" in last and "MARK-MESSAGE: Lyon" in last and "MARK-MESSAGE" not in json.dumps(calls[0])
+    md = cli("export", run_id, "--format", "md").stdout
+    assert "**Completion criteria:** MARK-CRITERIA: in a park" in md
+    assert "**Operator's message:** MARK-MESSAGE: Lyon" in md
+    empty = cli("resume", run_id, "--message", "   ")
+    assert empty.returncode == 2 and "the message is empty" in empty.stderr
+
+
+def test_the_markdown_report_nests_each_goal_under_its_parent(cli):
+    """Issue 11, item 16: grandchildren under their own parent, not the last top-level goal."""
+    script = cli.tmp / "deep.json"
+    script.write_text(json.dumps({"rules": [
+        {"purpose": "actionable", "depth": 0, "reply": "NO"},
+        {"purpose": "actionable", "match": "Gather", "reply": "NO"},
+        {"purpose": "decompose", "depth": 0, "reply": ["Gather the facts", "Draft the answer"]},
+        {"purpose": "decompose", "reply": ["Find fact one", "Find fact two"]}],
+        "defaults": {"actionable": "YES", "execute": "done", "verify": "YES", "summarize": "ok"}}))
+    out = cli("run", "Answer the question", "--model", f"scripted:{script}", "--json")
+    assert out.returncode == 0, out.stderr
+    md = cli("export", json.loads(out.stdout)["run_id"], "--format", "md").stdout
+    order = [line.strip().split("] ", 1)[1].split(" (")[0] for line in md.splitlines() if line.strip().startswith("- **g")]
+    assert order == ["Answer the question", "Gather the facts", "Find fact one", "Find fact two", "Draft the answer"]

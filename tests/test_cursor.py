@@ -327,3 +327,20 @@ async def test_a_category_that_keeps_yielding_gets_more_budget_and_one_that_fail
     assert cursor.budget["file"] == 6  # cut to just above the calls made (5) once a fifth was wasted
     refused = [r for n, r in tool_results(journal, run) if "budget of 6 calls is spent" in r]
     assert len(refused) == 4  # after the second round's first read, nothing more of the category ran
+
+
+async def test_the_plan_is_cut_to_the_goals_the_budget_allows(journal, tmp_path):
+    """Issue 11, item 6, for the cursor: a plan of three under a budget of three goals keeps two."""
+    def plan(request):
+        if request.purpose == "decompose":
+            return {"tasks": ["Find the first fact", "Find the second fact", "Write the answer down"]}
+        if request.purpose == "confirm_plan":
+            return "APPROVE"
+        return "the answer"
+
+    run = Run.create("Find two facts about rivers, then write the answer down", FunctionModel(plan),
+                     strategy="cursor", sink=journal, limits=Limits(max_goals=3))
+    await run.drive()
+    root = run.record.goals[run.record.root_id]
+    assert len(root.children) == 2 and run.record.metrics.goals_created == 3
+    assert "plan cut to 2 task(s): the goal budget allows 2 more" in root.note

@@ -32,14 +32,15 @@ class ChatModel:
 
 
 class GatedChatModel(ChatModel):
-    """Chat turns answer at once; goal work waits for the gate, so the goal stays in progress."""
+    """Chat turns (and the wrap-up after the model settles the goal) answer at once; goal work
+    waits for the gate, so the goal stays in progress."""
 
     def __init__(self, gate, *turns):
         super().__init__(*turns)
         self.gate = gate
 
     async def complete(self, request):
-        if request.purpose != "chat":
+        if request.purpose not in ("chat", "summarize"):
             await self.gate.wait()
         return await super().complete(request)
 

@@ -14,6 +14,7 @@ import time
 import uuid
 
 from . import events as ev
+from . import goal_mode
 from .confirm import ConfirmationAnswer, ConfirmationRequest, NeedsConfirmation, Outcome
 from .lifecycle import BudgetExhausted, RunState
 from .model import (
@@ -46,12 +47,19 @@ class ModelCalls:
         tool_choice: str = "auto",
     ) -> ModelReply:
         """Call the model, record the call, then check the budgets (raising if one is spent)."""
-        if self.record.state is not RunState.ACTIVE:
+        if self.record.state is not RunState.ACTIVE and not self._wrapping:
             raise asyncio.CancelledError()
         limit = self.record.limits.seconds
         remaining = None if limit is None else limit - self.record.active_seconds(self.clock())
         if remaining is not None and remaining <= 0:
             raise BudgetExhausted(self.record.exhausted(self.clock()) or "budget: time")
+        tokens = self.record.limits.tokens
+        if tokens is not None and self.record.metrics.tokens >= tokens:
+            # the call that crossed the budget kept its result; this next one is the one refused
+            raise BudgetExhausted(self.record.exhausted(self.clock()) or "budget: tokens")
+        if self._turn_boundary and purpose != "summarize":  # seed 001: at turn boundaries only
+            self._turn_boundary = False
+            messages = goal_mode.inject(messages, self.prompts.goal_injection(goal_mode.view(self.record, self.clock())))
         view = GoalView(goal.id, goal.parent_id, goal.depth, goal.text) if goal else None
         request = ModelRequest(
             purpose=purpose,
@@ -94,7 +102,7 @@ class ModelCalls:
             self._record_call(request, goal, None, started, error=f"bad response: {exc}")
             raise
         self._record_call(request, goal, reply, started)
-        self.check_budgets()
+        self.check_budgets(stop=False)  # paid for: the reply is used, the next call is refused
         return reply
 
     def _model_failed(self, request, goal, started, kind: str, message: str) -> BadResponse:
@@ -125,14 +133,14 @@ class ModelCalls:
             cancelled=cancelled,
         )
 
-    def check_budgets(self) -> None:
-        """Nudge each budget past 75% once; raise `BudgetExhausted` for one at 100%."""
+    def check_budgets(self, *, stop: bool = True) -> None:
+        """Nudge each budget past 75% once; raise `BudgetExhausted` for tokens at 100% (`stop`)."""
         now = self.clock()
         for name, (used, limit) in self.record.usage(now).items():
             if used >= NUDGE_AT * limit and (name, limit) not in self.record.nudged:
                 self.emit(ev.BudgetNudged, budget=name, used=float(used), limit=float(limit))
         tokens = self.record.limits.tokens
-        if tokens is not None and self.record.metrics.tokens >= tokens:
+        if stop and tokens is not None and self.record.metrics.tokens >= tokens:
             raise BudgetExhausted(self.record.exhausted(now) or "budget: tokens")
 
     async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:

@@ -173,6 +173,15 @@ class Summarized(Event):
     text: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorMessage(Event):
+    """What the operator told the model (on a resume, typically what a blocked run asked for):
+    shown to it, as data, at every turn boundary from the next one on."""
+
+    type: ClassVar[str] = "operator_message"
+    text: str
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (
@@ -189,6 +198,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ConfirmationAsked,
         ConfirmationAnswered,
         Summarized,
+        OperatorMessage,
     )
 }
 

@@ -81,6 +81,19 @@ def validate_objective(text: str) -> str:
     return text
 
 
+def validate_text(text: str, what: str, most: int = MAX_OBJECTIVE_CHARS, *, empty_ok: bool = True) -> str:
+    """Operator text other than the objective (criteria, a message to the model), stripped; one
+    over `most` characters, or empty where it must say something, is refused in one line."""
+    if not isinstance(text, str):
+        raise InputError(f"the {what} must be text")
+    text = text.strip()
+    if not text and not empty_ok:
+        raise InputError(f"the {what} is empty")
+    if len(text) > most:
+        raise InputError(f"the {what} is {len(text)} characters; the limit is {most}")
+    return text
+
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)
 _UNIT = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
 

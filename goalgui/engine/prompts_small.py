@@ -94,20 +94,32 @@ def execute(objective: str, goal: str, context: str, notes: list[str], convergin
     )
 
 
-def verify(goal: str, output: str) -> list[dict]:
+def verify(goal: str, output: str, criteria: str = "") -> list[dict]:
     return _exchange(
         "You check work. Reply YES if the answer does the task, NO if it only talks about the task.",
         [(f"Task: {_LEAF}\nAnswer:\n{_ANSWER}", _verdict("YES", "it names the food")),
          (f"Task: {_LEAF}\nAnswer:\n{_WEAK}", _verdict("NO", "it names no food"))],
-        f"Task: {_safe(goal)}\nAnswer:\n{output[:1200]}",
+        f"Task: {_safe(goal)}\nAnswer:\n{output[:1200]}"
+        + (f"\nCriteria: {_safe(criteria)[:300]}" if criteria else ""),
     )
 
 
 def summarize(objective: str, state: str, reason: str | None, lines: list[str], metrics: str) -> list[dict]:
     why = f" ({reason})" if reason else ""
     results = "\n".join(line[:160] for line in lines[:16])
+    task = ("You write a short wrap-up of blocked work: what was done, what stops it, and what is needed."
+            if state == "blocked" else
+            "You write a short wrap-up of finished work: two or three sentences on what was done and what is missing.")
     return _exchange(
-        "You write a short wrap-up of finished work: two or three sentences on what was done and what is missing.",
+        task,
         [],
         f"Objective: {_safe(objective)}\nResults:\n{results}\nThe run is {state}{why}. Write the wrap-up.",
     )
+
+
+def goal_injection(view: dict) -> str:
+    """The operator's contract and messages only: a paragraph of guidance drowns this model's
+    few-shot examples (see `goal_mode`)."""
+    lines = [f"Criteria: {_safe(view['criteria'])[:400]}"] if view["criteria"] else []
+    lines += [f"Operator: {_safe(text)[:300]}" for text in view["messages"][-2:]]
+    return "\n".join(lines)

@@ -120,6 +120,8 @@ class RunRecord:
         self.stop_reason: str | None = None
         self.outcome: str | None = None
         self.summary = ""
+        self.summarized_at_calls: int | None = None  # a wrap-up is not written twice for one stop
+        self.operator_messages: list[str] = []
         self.goals: dict[str, Goal] = {}
         self.settled = 0  # goals done, failed, skipped or abandoned (kept so counting is O(1))
         self.root_id: str | None = None
@@ -147,6 +149,7 @@ class RunRecord:
             ev.ConfirmationAsked: self._confirmation_asked,
             ev.ConfirmationAnswered: self._confirmation_answered,
             ev.Summarized: self._summarized,
+            ev.OperatorMessage: self._operator_message,
             ev.ToolCalled: self._tool_called,
         }
 
@@ -186,9 +189,10 @@ class RunRecord:
         return out
 
     def exhausted(self, now: float | None = None) -> str | None:
-        """The stop reason of the first budget at 100%, or None."""
+        """The stop reason of the first budget at 100%, or None. The goal budget caps how many
+        goals exist: N of N stops nothing until a split needs one more (the strategy says so)."""
         for name, (used, limit) in self.usage(now).items():
-            if used >= limit:
+            if used > limit if name == "goals" else used >= limit:
                 return f"budget: {name} ({_fmt(used)} of {_fmt(limit)} used)"
         return None
 
@@ -370,6 +374,10 @@ class RunRecord:
 
     def _summarized(self, e: ev.Summarized) -> None:
         self.summary = e.text
+        self.summarized_at_calls = self.metrics.model_calls
+
+    def _operator_message(self, e: ev.OperatorMessage) -> None:
+        self.operator_messages.append(e.text)
 
 
 INTERRUPTED = "interrupted: the process driving the run ended"

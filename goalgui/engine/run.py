@@ -19,7 +19,7 @@ from . import events as ev
 from . import prompts
 from .calls import ModelCalls
 from .confirm import ConfirmerFn, NeedsConfirmation, approve_all
-from .lifecycle import InputError, Limits, RunState, StopRun, check_transition, validate_objective
+from .lifecycle import InputError, Limits, RunState, StopRun, check_transition, validate_objective, validate_text
 from .memory import Embedder, FindingsMemory
 from .model import Model, ProviderError, RateLimited
 from .parsing import degenerate
@@ -59,6 +59,8 @@ class Run(ModelCalls, ToolCalls):
         self.record = record
         self.model = model
         self.prompts = prompts.for_model(model)
+        self._turn_boundary = False  # the next model call opens a turn: it carries the goal injection
+        self._wrapping = False  # a wrap-up after the run stopped (wrap_up_stopped) may call the model
         self.confirmer = confirmer
         self.clock = clock
         self.recorder = Recorder(record, sink, clock)
@@ -92,6 +94,7 @@ class Run(ModelCalls, ToolCalls):
     ) -> Run:
         """Validate everything, then start a run whose root goal is the objective."""
         objective = validate_objective(objective)
+        criteria = validate_text(criteria, "completion criteria")
         check_strategy(strategy)
         limits = (limits or Limits()).validated()
         validate_permission_mode(permission_mode)
@@ -200,6 +203,7 @@ class Run(ModelCalls, ToolCalls):
         for g in reversed(chain):
             self.set_goal(g, status=GoalStatus.RUNNING)
         self.emit(ev.TurnStarted, goal_id=goal.id if goal is not None else None)
+        self._turn_boundary = True
         # goals added since the last call count too: the turn's prompts see the nudge at once
         self.check_budgets()
 
@@ -235,6 +239,12 @@ class Run(ModelCalls, ToolCalls):
                 self.set_goal(goal, status=GoalStatus.PENDING)
         self._transition(RunState.ACTIVE)
         self.strategy.rebuild()
+        self.recorder.flush()
+
+    def tell(self, text: str) -> None:
+        """An operator message for the model, shown at every turn boundary from the next one on
+        (seed 001: a blocked run is given what it asked for)."""
+        self.emit(ev.OperatorMessage, text=validate_text(text, "message", empty_ok=False))
         self.recorder.flush()
 
     def cancel(self, reason: str = "cancelled by user") -> None:
@@ -396,14 +406,31 @@ class Run(ModelCalls, ToolCalls):
         if self.record.state is not RunState.ACTIVE:
             return
         self._abandon_unsettled()
-        if not reason.startswith(_NO_WRAP_UP):
-            await self._wrap_up("blocked", reason)
+        await self._wrap_up("blocked", reason)
         if self.record.state is RunState.ACTIVE:
             self._transition(RunState.BLOCKED, reason)
 
+    async def wrap_up_stopped(self, state: str, reason: str | None) -> None:
+        """The wrap-up turn after the model settled the goal itself (UpdateGoal complete or
+        blocked, seed 001), the run already stopped: this one call is let through."""
+        self._wrapping = True
+        try:
+            await self._wrap_up(state, reason)
+        finally:
+            self._wrapping = False
+
     async def _wrap_up(self, state: str, reason: str | None) -> None:
-        """One summarize call; its failure never changes how the run ends."""
+        """One summarize call; its failure never changes how the run ends. None where the
+        budget it would spend is the one that ran out (seed 001: no wrap-up step past the step
+        budget; the summary says so), nor twice for one stop (a resume that re-blocks at once)."""
         rec = self.record
+        if rec.summarized_at_calls == rec.metrics.model_calls and rec.summary:
+            return  # nothing happened since the last wrap-up: it still says it
+        if reason and reason.startswith(_NO_WRAP_UP):
+            spent = reason.split(":", 1)[1].split()[0]
+            self.emit(ev.Summarized, text=f"(no wrap-up: the {spent} budget is spent, and a wrap-up would "
+                                          f"spend past it; raise it and resume to go on)")
+            return
         lines = [
             f"[{g.status.value}] {'  ' * g.depth}{g.text}: {g.result[:200]}"
             for g in list(rec.goals.values())[:60]

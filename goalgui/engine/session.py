@@ -186,6 +186,11 @@ class GoalSession:
         return [TOOLS[n] for n in names]
 
     def _injection(self) -> str:
+        if self.run is not None and self.run.state is RunState.CANCELLED:
+            # cancelled from anywhere (the window's Cancel, /goal cancel, another process): the
+            # model is told to drop it, as a clear() tells it (seed 001)
+            self.cleared_note = f"The goal {self.run.record.objective!r} was cancelled: ignore earlier reminders of it."
+            self.run = None
         if self.run is None or not self.has_goal:
             return self.cleared_note
         rec = self.run.record
@@ -238,7 +243,12 @@ class GoalSession:
             if not self.has_goal:
                 return {"error": f"{name} needs a current goal"}, None
             if name == "UpdateGoal":
-                return self._update(args), None
+                result = self._update(args)
+                if result.get("ok") and args.get("status") in ("complete", "blocked") \
+                        and self.run.state.value == args.get("status"):
+                    # seed 001: one wrap-up turn after the model's own complete or blocked
+                    await self.run.wrap_up_stopped(self.run.state.value, self.run.record.stop_reason)
+                return result, None
             if name == "SetGoalBudget":
                 self.run.set_limits(**_budgets(args))
                 return {"ok": True, "goal": self.goal_state()}, None

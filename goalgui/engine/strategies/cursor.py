@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import prompts_cursor as P
+from ..lifecycle import BudgetExhausted
 from ..parsing import Unparseable, json_values, normalise, string_list
 from ..permissions import Action, Decision
 from ..record import SETTLED, Goal, GoalStatus
@@ -187,6 +188,12 @@ class Cursor:
                     edited = [str(t).strip()[:500] for t in answer.edits.get("subgoals", texts) if str(t).strip()]
                     if edited and edited != texts:
                         texts, notes = edited[:P.MAX_TASKS], notes + ["plan edited on confirmation"]
+            made, most = ctx.record.metrics.goals_created, ctx.record.limits.max_goals
+            if most - made < 1:
+                raise BudgetExhausted(f"budget: goals ({made} of {most} used; the plan needs at least 1 more)")
+            if len(texts) > most - made:  # the goal budget caps how many exist: the plan is cut to fit
+                texts = texts[:most - made] if most - made >= 2 else [objective]
+                notes.append(f"plan cut to {len(texts)} task(s): the goal budget allows {most - made} more")
             for text in texts:
                 ctx.add_goal(root, text)
             ctx.set_goal(root, actionable=False, note=_join(root.note, "; ".join(notes + [f"plan: {len(texts)} task(s)"])))

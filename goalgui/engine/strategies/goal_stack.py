@@ -10,7 +10,7 @@ reused only where the memory says it is safe (`FindingsMemory.reusable`).
 
 from __future__ import annotations
 
-from ..lifecycle import Blocked
+from ..lifecycle import Blocked, BudgetExhausted
 from ..parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
 from ..permissions import Action, Decision
 from ..record import REUSED, Goal, GoalStatus
@@ -94,7 +94,12 @@ class GoalStack:
             elif actionable:
                 await self._execute_and_verify(goal, actionable, notes)
             else:
-                subgoals, note = await self._decompose(goal)
+                allowance = rec.limits.max_goals - rec.metrics.goals_created
+                if allowance < 2:  # a split of one is no split (seed 000): the budget stops it here
+                    ctx.set_goal(goal, status=GoalStatus.PENDING, **_fold(goal, False, notes))  # verdict kept
+                    raise BudgetExhausted(f"budget: goals ({rec.metrics.goals_created} of {rec.limits.max_goals} "
+                                          f"used; splitting {goal.id} needs at least 2 more)")
+                subgoals, note = await self._decompose(goal, allowance)
                 if note:
                     notes.append(note)
                 if subgoals:
@@ -139,8 +144,9 @@ class GoalStack:
             return False
         return answer
 
-    async def _decompose(self, goal: Goal) -> tuple[list[str], str]:
+    async def _decompose(self, goal: Goal, allowance: int = MAX_SUBGOALS) -> tuple[list[str], str]:
         """(sub-goals, note). An empty list means: execute the goal itself; the note says why.
+        At most `allowance` sub-goals (what the goal budget still allows: it is never overshot).
 
         A split that leaves fewer distinct sub-goals than the schema's minimum once restatements
         are dropped is asked for once more (seed 002), and the new distinct ones are added."""
@@ -188,12 +194,15 @@ class GoalStack:
             notes.append(f"{dropped_restated} sub-goal(s) dropped as restatements")
         if dropped_extra:
             notes.append(f"{dropped_extra} sub-goal(s) dropped past the fourth")
+        if len(subgoals) > allowance:
+            notes.append(f"cut to {allowance} sub-goal(s): the goal budget allows {allowance} more")
+            subgoals = subgoals[:allowance]
         if subgoals and ctx.decide(Action.SUBGOALS) is Decision.ASK:
             answer = await ctx.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals})
             if answer.outcome.value != "approved":
                 return [], _join("; ".join(notes), f"sub-goals {answer.outcome.value}: executed directly")
             edited = answer.edits.get("subgoals", subgoals)
-            kept = [str(t).strip()[:MAX_SUBGOAL_CHARS] for t in edited if str(t).strip()][:MAX_SUBGOALS]
+            kept = [str(t).strip()[:MAX_SUBGOAL_CHARS] for t in edited if str(t).strip()][:min(MAX_SUBGOALS, allowance)]
             if len(kept) != len(subgoals) or kept != subgoals:
                 notes.append("sub-goals edited on confirmation")
             subgoals = kept
@@ -207,7 +216,11 @@ class GoalStack:
         await ctx.memory.prepare([goal.text])
         related = ctx.memory.search(goal.text, k=3)
         prior = ctx.memory.reusable(goal.text, related)
-        if prior is not None and prior.key != goal.id:
+        if goal.result and not goal.verdict and not goal.result.upper().startswith("BLOCKED:"):
+            # executed and paid for before a stop (a budget, a pause, a crash): verified now, not bought again
+            result = goal.result
+            notes.append("the result from before the stop is verified, not made again")
+        elif prior is not None and prior.key != goal.id:
             result = prior.text
             notes.append(f"{REUSED} {prior.key} (similarity {prior.score:.2f})")
         else:
@@ -220,15 +233,16 @@ class GoalStack:
             if result.upper().startswith("BLOCKED:"):
                 ctx.set_goal(goal, result=result, **_fold(goal, actionable, notes))
                 raise Blocked(f"blocked by model: {result[8:].strip()[:300]}")
-        # attempts count judged executions, so one cut short by a pause or a crash is not one
-        ctx.set_goal(goal, result=result, **_fold(goal, actionable, notes))
+        # attempts count judged executions, so one cut short by a pause or a crash is not one; the
+        # verdict is cleared until this result has its own
+        ctx.set_goal(goal, result=result, verdict="", **_fold(goal, actionable, notes))
         attempts = goal.attempts + 1
         echo = degenerate(result, ctx.prompts.EXAMPLES)
         if echo is not None:  # no model is asked to approve an echo of its own prompt
             ok, reason = False, echo
         else:
             reply = await ctx.call_model(
-                "verify", ctx.prompts.verify(goal.text, result), goal, schema=ctx.prompts.SCHEMAS["verify"],
+                "verify", ctx.prompts.verify(goal.text, result, ctx.record.criteria), goal, schema=ctx.prompts.SCHEMAS["verify"],
                 max_tokens=160,
             )
             try:
