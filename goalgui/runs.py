@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from .engine.confirm import ConfirmerFn, approve_all
-from .engine.lifecycle import InputError, Limits, RunState
+from .engine.lifecycle import InputError, Limits, RunState, validate_text
 from . import paths
 from .engine.run import Run, new_run_id
 
@@ -84,6 +84,8 @@ def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: Con
     and a message the model sees at the next turn boundary)."""
     from .providers import embedder_for, load_model
 
+    if message is not None:
+        message = validate_text(message, "message", empty_ok=False)  # before anything is taken or changed
     record = journal.take(run_id)
     try:
         loaded, _spec = load_model(model or record.model)

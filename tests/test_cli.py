@@ -294,6 +294,8 @@ def test_criteria_and_an_operator_message_reach_the_model_and_the_report(cli):
     assert "**Operator's message:** MARK-MESSAGE: Lyon" in md
     empty = cli("resume", run_id, "--message", "   ")
     assert empty.returncode == 2 and "the message is empty" in empty.stderr
+    runs = json.loads(cli("runs", "--json").stdout)
+    assert [r["state"] for r in runs if r["run_id"] == run_id] == ["blocked"]  # refused before it was taken
 
 
 def test_the_markdown_report_nests_each_goal_under_its_parent(cli):

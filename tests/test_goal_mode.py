@@ -23,7 +23,14 @@ async def test_the_contract_and_the_goal_state_open_each_turn_and_only_each_turn
                      limits=Limits(max_depth=1, tokens=100_000))
     assert await run.drive() is RunState.COMPLETE
     turns = [e for e in journal.events(run.run_id) if e.type in ("turn_started", "model_called")]
-    opening = [turns[i + 1] for i, e in enumerate(turns[:-1]) if e.type == "turn_started"]
+    # each turn's first work call (decompose, execute): a verdict (actionable, verify) is judged on its own
+    opening, waiting = [], False
+    for e in turns:
+        if e.type == "turn_started":
+            waiting = True
+        elif waiting and e.purpose in ("execute", "decompose", "work"):
+            opening.append(e)
+            waiting = False
     assert len(opening) == run.record.metrics.turns == 3
     for i, call in enumerate(opening):
         text = "\n".join(m["content"] for m in call.messages if m["role"] == "user")
@@ -33,14 +40,14 @@ async def test_the_contract_and_the_goal_state_open_each_turn_and_only_each_turn
         assert "Status: active" in text and "budgets used: goals " in text and ", tokens " in text
         assert ("Continue working toward the current goal" in text) == (i > 0)  # the continuation
         assert "planning, summarising, a first draft or part of the work is not completion" in text
-    inside = [e for e in turns if e.type == "model_called" and e not in opening and e.purpose != "verify"]
-    for call in inside + [e for e in turns if e.type == "model_called" and e.purpose == "summarize"]:
+    for call in [e for e in turns if e.type == "model_called" and e not in opening]:
         assert "Goal mode:" not in json.dumps(call.messages)  # not every step: the prompt cache holds
     # verification holds each result to the criteria
     verifies = [c for c in model.calls if c.purpose == "verify"]
     assert verifies and all("MARK-BOUNDS" in user_text(c) and "breaks a criterion" in user_text(c) for c in verifies)
-    # the operator's contract is data: its closing tag cannot end the block
-    assert "completion criteria" in user_text(model.calls[0])
+    # the operator's contract is a data block
+    assert '<data name="completion criteria">\nProof: MARK-PROOF' in "\n".join(
+        m["content"] for m in opening[0].messages if m["role"] == "user")
 
 
 async def test_the_criteria_are_checked_for_length_in_one_line(journal):
@@ -143,3 +150,39 @@ async def test_a_goal_cancelled_from_the_window_is_dropped_from_the_chat(journal
     await session.send("what now?")
     assert "was cancelled: ignore earlier reminders of it" in seen[-1]
     assert session.run is None
+
+
+async def test_a_side_effect_asked_for_by_the_call_that_crossed_the_budget_waits(journal, tmp_path):
+    """A write asked for by the reply that spent the token budget does not run: the resume that
+    asks again would do it twice (found in review)."""
+    from goalgui.tools import default_toolbox
+
+    def writer(request):
+        if request.purpose == "actionable":
+            return ModelReply("YES", usage=Usage(5, 5))
+        if request.purpose == "execute":
+            return ModelReply("", tool_calls=[{"id": "w", "name": "write_file",
+                                               "arguments": {"path": "log.txt", "content": "x\n"}}], usage=Usage(40, 10))
+        return "YES"
+
+    space = tmp_path / "ws"
+    run = Run.create("Log one line", FunctionModel(writer), sink=journal, tools=default_toolbox(space),
+                     limits=Limits(tokens=40))
+    assert await run.drive() is RunState.BLOCKED
+    assert run.record.stop_reason.startswith("budget: tokens") and not (space / "log.txt").exists()
+    assert run.record.goals[run.record.root_id].actionable is True  # the paid verdict is kept
+
+
+async def test_a_new_stop_gets_its_own_wrap_up_even_with_no_call_between(journal):
+    def costly(request):
+        return ModelReply("NO" if request.purpose == "actionable" else "x", usage=Usage(600, 0))
+
+    model = FunctionModel(costly)
+    run = Run.create("Plan a picnic", model, sink=journal, limits=Limits(tokens=500))
+    assert await run.drive() is RunState.BLOCKED
+    assert "tokens budget" in run.record.summary
+    run.set_limits(tokens=100_000, turns=1)  # the next stop is another budget, with no model call between
+    run.resume()
+    assert await run.drive() is RunState.BLOCKED
+    assert run.record.stop_reason.startswith("budget: turns")
+    assert "tokens budget" not in run.record.summary

@@ -224,7 +224,8 @@ async def test_a_named_tool_choice_reaches_each_wire_format(kind):
 async def test_a_server_that_refuses_a_required_tool_call_is_asked_with_auto_from_then_on():
     """llama-cpp-python's function-calling server answers tool_choice "required" with HTTP 500."""
     with ScriptedServer() as server:
-        server.actions += [("reply", 500, {"error": {"message": "AssertionError"}}),
+        # its failed assertion, as that server words it: no message at all
+        server.actions += [("reply", 500, {"error": {"message": "", "type": "internal_server_error"}}),
                            ("reply", 200, openai_reply("", calls=[("read_file", {"path": "a"})])),
                            ("reply", 200, openai_reply("", calls=[("read_file", {"path": "b"})]))]
         model, sleeps = make("openai", server.url)
@@ -233,6 +234,18 @@ async def test_a_server_that_refuses_a_required_tool_call_is_asked_with_auto_fro
         await model.aclose()
     assert first.tool_calls[0]["arguments"] == {"path": "a"} and second.tool_calls[0]["arguments"] == {"path": "b"}
     assert [r["body"]["tool_choice"] for r in server.requests] == ["required", "auto", "auto"] and not sleeps
+
+
+async def test_a_transient_500_does_not_turn_required_tool_calls_off():
+    with ScriptedServer() as server:
+        server.actions += [("reply", 500, {"error": {"message": "upstream overloaded", "type": "server_error"}}),
+                           ("reply", 200, openai_reply("", calls=[("read_file", {"path": "a"})])),
+                           ("reply", 200, openai_reply("", calls=[("read_file", {"path": "b"})]))]
+        model, sleeps = make("openai", server.url)
+        await model.complete(tool_request("required"))
+        await model.complete(tool_request("required"))
+        await model.aclose()
+    assert [r["body"]["tool_choice"] for r in server.requests] == ["required"] * 3 and len(sleeps) == 1
 
 
 def http_date(seconds_from_now):

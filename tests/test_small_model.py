@@ -187,7 +187,7 @@ def test_a_small_models_task_is_walked_through_act_check_settle(tmp_path):
     assert small.step_tool(box, "Run the tests and list what failed", "act") == "run_shell"
     assert small.step_tool(box, "Think about colours", "act") is None  # no verb names a tool: its choice
     assert small.step_tool(box, "Create hello.txt", "check") == "read_file"
-    assert small.step_tool(box, "Create hello.txt", "settle") is None  # not offered: nothing forced
+    assert small.step_tool(box, "Create hello.txt", "settle") is None  # complete or fail: the model's call
     assert [t.spec.name for t in small.ranked(list(box), "Read hello.txt, then write a copy")][:2] == [
         "read_file", "write_file"]
     log = []

@@ -32,6 +32,9 @@ from .record import Goal
 log = logging.getLogger("goalgui.engine.run")
 
 NUDGE_AT = 0.75
+# the calls that do a turn's work carry the goal injection (the first of them in each turn); a
+# verdict (actionable, verify, confirm_plan) and a wrap-up are judged on their own data
+INJECTED = frozenset({"execute", "decompose", "work"})
 
 
 class ModelCalls:
@@ -45,9 +48,12 @@ class ModelCalls:
         tools: list[dict] | None = None,
         max_tokens: int | None = None,
         tool_choice: str = "auto",
+        after_stop: bool = False,
     ) -> ModelReply:
-        """Call the model, record the call, then check the budgets (raising if one is spent)."""
-        if self.record.state is not RunState.ACTIVE and not self._wrapping:
+        """Call the model, record the call, then nudge the budgets. A spent token or time budget
+        refuses the call (the one that crossed it kept its result). `after_stop`: the one wrap-up
+        granted after the model itself stopped the run (`Run.wrap_up_stopped`)."""
+        if self.record.state is not RunState.ACTIVE and not after_stop:
             raise asyncio.CancelledError()
         limit = self.record.limits.seconds
         remaining = None if limit is None else limit - self.record.active_seconds(self.clock())
@@ -57,7 +63,7 @@ class ModelCalls:
         if tokens is not None and self.record.metrics.tokens >= tokens:
             # the call that crossed the budget kept its result; this next one is the one refused
             raise BudgetExhausted(self.record.exhausted(self.clock()) or "budget: tokens")
-        if self._turn_boundary and purpose != "summarize":  # seed 001: at turn boundaries only
+        if self._turn_boundary and purpose in INJECTED:  # seed 001: at turn boundaries only
             self._turn_boundary = False
             messages = goal_mode.inject(messages, self.prompts.goal_injection(goal_mode.view(self.record, self.clock())))
         view = GoalView(goal.id, goal.parent_id, goal.depth, goal.text) if goal else None

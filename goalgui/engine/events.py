@@ -171,6 +171,7 @@ class Summarized(Event):
 
     type: ClassVar[str] = "summarized"
     text: str
+    reason: str | None = None  # the stop it wraps up (None: complete)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -121,6 +121,7 @@ class RunRecord:
         self.outcome: str | None = None
         self.summary = ""
         self.summarized_at_calls: int | None = None  # a wrap-up is not written twice for one stop
+        self.summarized_reason: str | None = None
         self.operator_messages: list[str] = []
         self.goals: dict[str, Goal] = {}
         self.settled = 0  # goals done, failed, skipped or abandoned (kept so counting is O(1))
@@ -375,6 +376,7 @@ class RunRecord:
     def _summarized(self, e: ev.Summarized) -> None:
         self.summary = e.text
         self.summarized_at_calls = self.metrics.model_calls
+        self.summarized_reason = e.reason
 
     def _operator_message(self, e: ev.OperatorMessage) -> None:
         self.operator_messages.append(e.text)

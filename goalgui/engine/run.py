@@ -60,7 +60,6 @@ class Run(ModelCalls, ToolCalls):
         self.model = model
         self.prompts = prompts.for_model(model)
         self._turn_boundary = False  # the next model call opens a turn: it carries the goal injection
-        self._wrapping = False  # a wrap-up after the run stopped (wrap_up_stopped) may call the model
         self.confirmer = confirmer
         self.clock = clock
         self.recorder = Recorder(record, sink, clock)
@@ -413,23 +412,19 @@ class Run(ModelCalls, ToolCalls):
     async def wrap_up_stopped(self, state: str, reason: str | None) -> None:
         """The wrap-up turn after the model settled the goal itself (UpdateGoal complete or
         blocked, seed 001), the run already stopped: this one call is let through."""
-        self._wrapping = True
-        try:
-            await self._wrap_up(state, reason)
-        finally:
-            self._wrapping = False
+        await self._wrap_up(state, reason, after_stop=True)
 
-    async def _wrap_up(self, state: str, reason: str | None) -> None:
+    async def _wrap_up(self, state: str, reason: str | None, *, after_stop: bool = False) -> None:
         """One summarize call; its failure never changes how the run ends. None where the
         budget it would spend is the one that ran out (seed 001: no wrap-up step past the step
         budget; the summary says so), nor twice for one stop (a resume that re-blocks at once)."""
         rec = self.record
-        if rec.summarized_at_calls == rec.metrics.model_calls and rec.summary:
+        if rec.summarized_at_calls == rec.metrics.model_calls and rec.summary and rec.summarized_reason == reason:
             return  # nothing happened since the last wrap-up: it still says it
         if reason and reason.startswith(_NO_WRAP_UP):
             spent = reason.split(":", 1)[1].split()[0]
-            self.emit(ev.Summarized, text=f"(no wrap-up: the {spent} budget is spent, and a wrap-up would "
-                                          f"spend past it; raise it and resume to go on)")
+            self.emit(ev.Summarized, reason=reason, text=f"(no wrap-up: the {spent} budget is spent, and a "
+                                                         f"wrap-up would spend past it; raise it and resume to go on)")
             return
         lines = [
             f"[{g.status.value}] {'  ' * g.depth}{g.text}: {g.result[:200]}"
@@ -440,7 +435,7 @@ class Run(ModelCalls, ToolCalls):
         try:
             reply = await self.call_model(
                 "summarize", self.prompts.summarize(rec.objective, state, reason, lines, metrics), None,
-                max_tokens=600,
+                max_tokens=600, after_stop=after_stop,
             )
             text = reply.text.strip()
             echo = degenerate(text, self.prompts.EXAMPLES)
@@ -448,7 +443,7 @@ class Run(ModelCalls, ToolCalls):
                 text = f"(no wrap-up: {echo})"
         except (ProviderError, StopRun, TimeoutError) as exc:
             text = f"(no wrap-up: {exc})"
-        self.emit(ev.Summarized, text=text)
+        self.emit(ev.Summarized, text=text, reason=reason)
 
 
 def _join(note: str, extra: str) -> str:

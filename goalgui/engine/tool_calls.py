@@ -13,7 +13,8 @@ import time
 
 from . import events as ev
 from .confirm import Outcome
-from .permissions import Decision, PermissionMode, decide
+from .lifecycle import BudgetExhausted
+from .permissions import Action, Decision, PermissionMode, decide
 from .record import Goal
 from .tools import ToolEnv, ToolError, Toolbox, cap, check_arguments
 
@@ -51,6 +52,11 @@ class ToolCalls:
         except ToolError as exc:
             return record(f"error: {name}: {exc}", "invalid", ok=False)
         effect = tool.effect(arguments)
+        tokens = self.record.limits.tokens
+        if effect is not Action.READ and tokens is not None and self.record.metrics.tokens >= tokens:
+            # the reply that asked for it crossed the token budget: its side effects wait for the
+            # raise, so a resume that asks again does not do them twice
+            raise BudgetExhausted(self.record.exhausted(self.clock()) or "budget: tokens")
         mode = PermissionMode.of(self.record.permission_mode)
         decision = decide(mode, effect)
         how = "run"

@@ -38,6 +38,21 @@ def chat_messages(messages: list[dict]) -> list[dict]:
     return out
 
 
+def _refuses_required(response: httpx.Response) -> bool:
+    """Whether a server refused tool_choice "required" itself, not failed for another cause (a
+    transient 500 is retried as it was asked): a 400/422 naming tool_choice, or the bare
+    internal_server_error with no message that llama-cpp-python's failed assertion answers."""
+    if response.status_code in (400, 422):
+        return "tool_choice" in response.text[:4000]
+    if response.status_code != 500:
+        return False
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, dict) and not error.get("message") and error.get("type") == "internal_server_error"
+
+
 class OpenAIModel(HttpModel):
     """POST /chat/completions; structured replies through response_format where the server takes it."""
 
@@ -89,7 +104,7 @@ class OpenAIModel(HttpModel):
     def rejected_format(self, response: httpx.Response, body: dict) -> dict | None:
         """llama.cpp's server answers json_schema and tool_choice=required with HTTP 500; others
         with 400. Fall back once for each, and remember."""
-        if body.get("tool_choice") == "required" and response.status_code in (400, 422, 500):
+        if body.get("tool_choice") == "required" and _refuses_required(response):
             self._tool_choice_required = False
             return {**body, "tool_choice": "auto"}
         fmt = body.get("response_format") or {}

@@ -173,12 +173,19 @@ class Cursor:
             ctx.begin_turn(root)
             objective = ctx.record.objective
             notes = []
+            room = ctx.record.limits.max_goals - ctx.record.metrics.goals_created
+            if room < 1:  # before any call is paid for
+                raise BudgetExhausted(f"budget: goals ({ctx.record.metrics.goals_created} of "
+                                      f"{ctx.record.limits.max_goals} used; the plan needs at least 1 more)")
             if not plan_first(objective):  # a short remark or question: one task, no planning call
                 texts, notes = [objective], ["a short remark or question: one task, not planned"]
             else:
                 texts = await self._decompose(objective, notes)
                 if len(texts) > 1 and not self._own_steps:  # the request's own steps need no review
                     texts = await self._confirm(objective, texts, notes)
+            if len(texts) > room:  # the goal budget caps how many exist: cut before it is shown
+                texts = texts[:room] if room >= 2 else [objective]
+                notes.append(f"plan cut to {len(texts)} task(s): the goal budget allows {room} more")
             if ctx.decide(Action.PLAN) is Decision.ASK:
                 # shown like sub-goals (keep, edit, drop): the plan is the root's children
                 answer = await ctx.confirm("plan", {"parent": objective, "subgoals": texts})
@@ -187,13 +194,7 @@ class Cursor:
                 else:
                     edited = [str(t).strip()[:500] for t in answer.edits.get("subgoals", texts) if str(t).strip()]
                     if edited and edited != texts:
-                        texts, notes = edited[:P.MAX_TASKS], notes + ["plan edited on confirmation"]
-            made, most = ctx.record.metrics.goals_created, ctx.record.limits.max_goals
-            if most - made < 1:
-                raise BudgetExhausted(f"budget: goals ({made} of {most} used; the plan needs at least 1 more)")
-            if len(texts) > most - made:  # the goal budget caps how many exist: the plan is cut to fit
-                texts = texts[:most - made] if most - made >= 2 else [objective]
-                notes.append(f"plan cut to {len(texts)} task(s): the goal budget allows {most - made} more")
+                        texts, notes = edited[:min(P.MAX_TASKS, room)], notes + ["plan edited on confirmation"]
             for text in texts:
                 ctx.add_goal(root, text)
             ctx.set_goal(root, actionable=False, note=_join(root.note, "; ".join(notes + [f"plan: {len(texts)} task(s)"])))
@@ -291,8 +292,11 @@ class Cursor:
         if ctx.prompts.PROFILE == "small" and not stage:
             # walked through act, check, settle: the step's tool is chosen here, the model writes
             # its arguments (a small model's own choice is the first function listed, or none)
-            choice = small.step_tool(box, task.text, small.stage(rec.tool_log.get(task.id, ()), VERIFYING,
-                                                                 TASK_TOOLS)) or choice
+            where = small.stage(rec.tool_log.get(task.id, ()), VERIFYING, TASK_TOOLS)
+            if where == "settle":  # settle it, complete or failed as the check showed: the model says which
+                box, choice = Toolbox([t for t in box if t.spec.name in TASK_TOOLS], box.workspace), "required"
+            else:
+                choice = small.step_tool(box, task.text, where) or choice
         reply = await ctx.call_model("work", messages + state.history, task, tools=box.offered(),
                                      max_tokens=WORK_MAX_TOKENS, tool_choice=choice)
         if not reply.tool_calls:

@@ -76,6 +76,7 @@ class GoalStack:
         self.current_goal_id = goal.id
         # the judgement and notes ride on the goal's next change: fewer events per goal
         notes: list[str] = []
+        actionable: bool | None = None
         try:
             ctx.begin_turn(goal)
             if goal.actionable is not None:
@@ -109,6 +110,10 @@ class GoalStack:
                 else:
                     await self._execute_and_verify(goal, False, notes)
             ctx.settle_parents(goal)
+        except BudgetExhausted:
+            if goal.actionable is None and actionable is not None:  # the paid verdict is kept for the resume
+                ctx.set_goal(goal, **_fold(goal, actionable, notes))
+            raise
         finally:
             self.current_goal_id = None
 

@@ -73,10 +73,11 @@ def ranked(tools: list, task: str, where: str = "act") -> list:
 
 def step_tool(box, task: str, where: str) -> str | None:
     """The tool a small model's round must call, or None to let it choose: to act, the tool the
-    task's main verb names; to check, the first reading tool offered; to settle, task_complete."""
+    task's main verb names; to check, the first reading tool offered. To settle it chooses,
+    between task_complete and task_fail: what the check showed decides, not this rule."""
     offered = [t["name"] for t in box.offered()]
     if where == "settle":
-        return "task_complete" if "task_complete" in offered else None
+        return None
     if where == "check":
         return next((n for n in _CHECKS if n in offered), None)
     words = _WORD.findall(task.lower())
