@@ -59,11 +59,13 @@ async def test_the_criteria_are_checked_for_length_in_one_line(journal):
         Run.create("x", FunctionModel(well_behaved), sink=journal, criteria="c" * 4001)
 
 
-async def test_a_token_stop_writes_no_wrap_up_and_says_so(journal):
-    def big(request):
-        return ModelReply("NO too big" if request.purpose == "actionable" else "x", usage=Usage(600, 0))
+def costly(request):
+    """600 tokens a call; the objective is never actionable."""
+    return ModelReply("NO too big" if request.purpose == "actionable" else "x", usage=Usage(600, 0))
 
-    model = FunctionModel(big)
+
+async def test_a_token_stop_writes_no_wrap_up_and_says_so(journal):
+    model = FunctionModel(costly)
     run = Run.create("Plan a picnic", model, sink=journal, limits=Limits(tokens=1000))
     assert await run.drive() is RunState.BLOCKED
     assert "summarize" not in model.purposes()
@@ -174,9 +176,6 @@ async def test_a_side_effect_asked_for_by_the_call_that_crossed_the_budget_waits
 
 
 async def test_a_new_stop_gets_its_own_wrap_up_even_with_no_call_between(journal):
-    def costly(request):
-        return ModelReply("NO" if request.purpose == "actionable" else "x", usage=Usage(600, 0))
-
     model = FunctionModel(costly)
     run = Run.create("Plan a picnic", model, sink=journal, limits=Limits(tokens=500))
     assert await run.drive() is RunState.BLOCKED

@@ -221,31 +221,30 @@ async def test_a_named_tool_choice_reaches_each_wire_format(kind):
         assert "tool_choice" not in body and "maxLength" not in json.dumps(body["tools"])
 
 
-async def test_a_server_that_refuses_a_required_tool_call_is_asked_with_auto_from_then_on():
-    """llama-cpp-python's function-calling server answers tool_choice "required" with HTTP 500."""
+async def twice_required(error: dict):
+    """Two requests that require a tool call, against a server whose first answer is a 500 with
+    `error`, then tool calls: (replies, the requests it saw, the backoff sleeps)."""
     with ScriptedServer() as server:
-        # its failed assertion, as that server words it: no message at all
-        server.actions += [("reply", 500, {"error": {"message": "", "type": "internal_server_error"}}),
+        server.actions += [("reply", 500, {"error": error}),
                            ("reply", 200, openai_reply("", calls=[("read_file", {"path": "a"})])),
                            ("reply", 200, openai_reply("", calls=[("read_file", {"path": "b"})]))]
         model, sleeps = make("openai", server.url)
-        first = await model.complete(tool_request("required"))
-        second = await model.complete(tool_request("required"))
+        replies = [await model.complete(tool_request("required")) for _ in range(2)]
         await model.aclose()
+    return replies, server.requests, sleeps
+
+
+async def test_a_server_that_refuses_a_required_tool_call_is_asked_with_auto_from_then_on():
+    """llama-cpp-python's function-calling server answers tool_choice "required" with HTTP 500."""
+    # its failed assertion, as that server words it: no message at all
+    (first, second), requests, sleeps = await twice_required({"message": "", "type": "internal_server_error"})
     assert first.tool_calls[0]["arguments"] == {"path": "a"} and second.tool_calls[0]["arguments"] == {"path": "b"}
-    assert [r["body"]["tool_choice"] for r in server.requests] == ["required", "auto", "auto"] and not sleeps
+    assert [r["body"]["tool_choice"] for r in requests] == ["required", "auto", "auto"] and not sleeps
 
 
 async def test_a_transient_500_does_not_turn_required_tool_calls_off():
-    with ScriptedServer() as server:
-        server.actions += [("reply", 500, {"error": {"message": "upstream overloaded", "type": "server_error"}}),
-                           ("reply", 200, openai_reply("", calls=[("read_file", {"path": "a"})])),
-                           ("reply", 200, openai_reply("", calls=[("read_file", {"path": "b"})]))]
-        model, sleeps = make("openai", server.url)
-        await model.complete(tool_request("required"))
-        await model.complete(tool_request("required"))
-        await model.aclose()
-    assert [r["body"]["tool_choice"] for r in server.requests] == ["required"] * 3 and len(sleeps) == 1
+    _replies, requests, sleeps = await twice_required({"message": "upstream overloaded", "type": "server_error"})
+    assert [r["body"]["tool_choice"] for r in requests] == ["required"] * 3 and len(sleeps) == 1
 
 
 def http_date(seconds_from_now):
