@@ -10,7 +10,9 @@ _WORD = re.compile(r"[A-Za-z]+")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
-_DECODER = json.JSONDecoder()
+# strict=False: a small model writes raw line breaks inside JSON strings (SmolLM2 through
+# llama.cpp's server did: {"subgoals": ["...\n\nThe plan is..."]}); they are text, not a broken reply
+_DECODER = json.JSONDecoder(strict=False)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _ANSWER = re.compile(r'"answer"\s*:\s*"(YES|NO)"', re.IGNORECASE)
 

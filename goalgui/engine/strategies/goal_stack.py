@@ -193,6 +193,7 @@ class GoalStack:
             if len(subgoals) >= minimum or attempt:
                 break
             notes.append(f"{len(subgoals)} distinct sub-goal(s): asked again")
+
         dropped_extra = max(0, len(subgoals) - MAX_SUBGOALS)
         subgoals = subgoals[:MAX_SUBGOALS]
         if dropped_restated:
@@ -202,6 +203,9 @@ class GoalStack:
         if len(subgoals) > allowance:
             notes.append(f"cut to {allowance} sub-goal(s): the goal budget allows {allowance} more")
             subgoals = subgoals[:allowance]
+        if len(subgoals) == 1:  # seed 000: 2 to 4; one sub-goal is the goal again in other words
+            notes.append("one distinct sub-goal is no split: executed directly")
+            return [], "; ".join(notes)
         if subgoals and ctx.decide(Action.SUBGOALS) is Decision.ASK:
             answer = await ctx.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals})
             if answer.outcome.value != "approved":
@@ -307,8 +311,22 @@ class GoalStack:
                 goals[c] for c in goals[goal.parent_id].children
                 if c != goal.id and goals[c].status is GoalStatus.DONE
             ][-3:]
-            parts.extend(f"[{s.text}]\n{s.result[:RESULT_CUT]}" for s in done)
+            parts.extend(f"[{s.text}]\n{self._result_of(s)}" for s in done)
         return "\n\n".join(parts) if parts else "(no prior results)"
+
+    def _result_of(self, goal: Goal) -> str:
+        """A done goal's result, cut short; a decomposed one's is what its sub-goals found (its
+        own result is empty: without this a later sibling saw its title and nothing under it)."""
+        if goal.result or not goal.children:
+            return goal.result[:RESULT_CUT]
+        goals, lines, stack = self.ctx.record.goals, [], list(reversed(goal.children))
+        while stack and sum(len(line) for line in lines) < RESULT_CUT:
+            g = goals[stack.pop()]
+            if g.children and not g.result:
+                stack.extend(reversed(g.children))
+            elif g.status is GoalStatus.DONE and g.result:
+                lines.append(f"- {g.text}: {' '.join(g.result.split())[:RESULT_CUT // 3]}")
+        return "\n".join(lines)[:RESULT_CUT]
 
 
 def plan_first(objective: str) -> bool:
