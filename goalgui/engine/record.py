@@ -125,6 +125,7 @@ class RunRecord:
         self.operator_messages: list[str] = []
         self.goals: dict[str, Goal] = {}
         self.settled = 0  # goals done, failed, skipped or abandoned (kept so counting is O(1))
+        self.done = self.failed = 0  # of those, done and failed (the goal injection shows them every turn)
         self.root_id: str | None = None
         self.metrics = Metrics()
         self.nudged: set[tuple[str, float]] = set()
@@ -290,8 +291,15 @@ class RunRecord:
             goal = self.goals[e.goal_id]
             if goal.status in SETTLED:
                 self.settled -= 1
+            self._count(goal.status, -1)
             goal.status = GoalStatus.RUNNING
             goal.updated_at = e.ts
+
+    def _count(self, status: GoalStatus, step: int) -> None:
+        if status is GoalStatus.DONE:
+            self.done += step
+        elif status is GoalStatus.FAILED:
+            self.failed += step
 
     def _goal_added(self, e: ev.GoalAdded) -> None:
         goal = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts)
@@ -309,6 +317,8 @@ class RunRecord:
         if e.status is not None:
             new = GoalStatus(e.status)
             self.settled += (new in SETTLED) - (g.status in SETTLED)
+            self._count(g.status, -1)
+            self._count(new, 1)
             g.status = new
         if e.result is not None:
             g.result = e.result
