@@ -102,13 +102,19 @@ def test_a_journaled_run_opens_read_only_and_the_filter_keeps_the_shape(window, 
     assert window.tree.model() is window.tree_model
 
 
-def test_an_interrupted_run_comes_back_paused_and_resumes(qtbot, qloop, journal):
+def interrupted_window(qtbot, journal):
+    """A run whose process was killed mid-run, and a window opened on the journal afterwards."""
     run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal, model_spec="scripted:rehearsal")
     run.recorder.flush()
     journal._db.execute("UPDATE runs SET owner_pid=999999999 WHERE run_id=?", (run.run_id,))
     journal._owned.clear()  # as if its process had been killed
     window = MainWindow(journal, Settings())
     qtbot.addWidget(window)
+    return run, window
+
+
+def test_an_interrupted_run_comes_back_paused_and_resumes(qtbot, qloop, journal):
+    run, window = interrupted_window(qtbot, journal)
     assert window.interrupted_bar.isVisibleTo(window) and "paused" in window.interrupted_label.text()
     window.interrupted_resume.click()
     resumed = window.run
@@ -302,6 +308,11 @@ def test_opening_the_run_this_window_drives_follows_it_live(window, qloop, journ
     assert window.run is run and window.controls.pause_button.isEnabled()
     window.show_journaled(other.run_id)  # look elsewhere while it runs, then close the window
     window.close()
+    assert window.isVisible() and run.state is RunState.ACTIVE  # it asks first
+    box = window.close_box
+    assert "Closing pauses it" in box.text()
+    box.button(box.StandardButton.Yes).click()
+    assert not window.isVisible()
     assert run.state is RunState.PAUSED and run.record.stop_reason == "paused: the window was closed"
     release.set()
 

@@ -208,7 +208,8 @@ class RunRecord:
         return {"ts": self.updated_at, "tokens": m.tokens, "turns": m.turns, "goals": m.goals_created,
                 "settled": self.settled, "active": round(self.active_seconds(self.updated_at), 3),
                 "purpose": dict(m.tokens_by_purpose), "limits": self.limits.to_dict(), "state": self.state.value,
-                "calls": m.model_calls, "depth": m.max_depth_reached, **self._cursor_totals()}
+                "calls": m.model_calls, "depth": m.max_depth_reached, "mode": self.permission_mode,
+                "done": self.done, "failed": self.failed, **self._cursor_totals()}
 
     def _cursor_totals(self) -> dict:
         position = self.task_position() if self.strategy == "cursor" else None

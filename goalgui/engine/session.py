@@ -154,6 +154,13 @@ class GoalSession:
             self.on_run(run)
         return run
 
+    def adopt(self, run: Run) -> None:
+        """Make `run` (started elsewhere, e.g. by the window's New Goal) the session's current goal: the
+        model sees it at each turn and a second one is refused."""
+        if run is not self.run:
+            self.run = run
+            self.cleared_note = ""
+
     def clear(self) -> None:
         """Cancel the current goal; later turns are told to ignore it."""
         if self.has_goal:

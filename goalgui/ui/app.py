@@ -40,6 +40,8 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
     apply_theme(settings.theme, app)
     journal = Journal(paths.journal_path(journal_path or settings.journal))
     window = MainWindow(journal, settings)
+    if start is not None:
+        window.launch_model = start.get("model")  # New Goal and the chat use it too
     try:  # a bad run id or goal is one line on the terminal, before any window appears
         open_id = journal.resolve(open_run) if open_run else None
         run = window.create_run(start) if start is not None else None

@@ -23,7 +23,7 @@ def goal_command(window, rest: str) -> None:
         return
     if word == "new":
         window.start_goal({"objective": arg, "criteria": "", "strategy": window.settings.default_strategy,
-                           "model": window.settings.default_model, "limits": Limits(),
+                           "model": window.model_for_new(), "limits": Limits(),
                            "mode": window.settings.default_permission_mode})
         return
     if run is None:
@@ -74,10 +74,12 @@ async def chat_turn(window, text: str) -> None:
     window.chat_log.appendPlainText(f"you: {text}")
     try:
         if window.session is None:
-            model, spec = await asyncio.to_thread(load_model, window.settings.default_model)
+            model, spec = await asyncio.to_thread(load_model, window.model_for_new())
             window.session = GoalSession(model, model_spec=spec, sink=window.journal, confirmer=window.confirmer,
                                          permission_mode=window.settings.default_permission_mode,
                                          strategy=window.settings.default_strategy, on_run=window._on_session_run)
+        if window.current is not None:
+            window.session.adopt(window.current)  # one current goal: the one the window drives
         reply = await window.session.send(text)
     except (InputError, ProviderError) as exc:
         window.chat_log.appendPlainText(f"(not sent: {exc})")

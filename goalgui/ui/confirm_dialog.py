@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
+    QPushButton,
     QSpinBox,
     QSystemTrayIcon,
     QVBoxLayout,
@@ -77,7 +78,11 @@ class ConfirmDialog(QDialog):
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)
                 item.setCheckState(Qt.CheckState.Checked)
                 self.subgoals.addItem(item)
+            add = QPushButton("Add a sub-goal" if request.kind == "subgoals" else "Add a task")
+            add.clicked.connect(self.add_subgoal)
+            self.add_button = add
             form.addRow("Keep, edit (double-click) or drop", self.subgoals)
+            form.addRow("", add)
         else:
             self.setWindowTitle("The model wants to start a goal")
             self.objective = QPlainTextEdit(p.get("objective", ""))
@@ -96,7 +101,10 @@ class ConfirmDialog(QDialog):
         self.mode = QComboBox()
         self.mode.addItems(PERMISSION_MODES)
         self.mode.setCurrentText(request.mode)
-        form.addRow("Run it in mode", self.mode)
+        # approving sets the permission mode of the run from then on (the new goal's, for a proposed goal)
+        self.mode.setToolTip("Approving sets the run's permission mode to this, from now on")
+        form.addRow("Run the goal in mode" if request.kind == "create_goal" else "This run's mode from now on",
+                    self.mode)
         buttons = QDialogButtonBox()
         tool = request.kind == "tool"
         self.approve_button = buttons.addButton("Allow once" if tool else "Approve",
@@ -106,7 +114,11 @@ class ConfirmDialog(QDialog):
             self.always_button = buttons.addButton(f"Allow {p.get('tool', 'it')} for the rest of the run",
                                                    QDialogButtonBox.ButtonRole.ActionRole)
             self.always_button.clicked.connect(self._on_always_button_clicked)
-        self.decline_button = buttons.addButton("Deny" if tool else "Decline", QDialogButtonBox.ButtonRole.RejectRole)
+        # what declining does, on the button: a split declined is the goal done directly, a plan declined
+        # is the objective as one task, a proposed goal declined is not started
+        decline = {"tool": "Deny", "subgoals": "Don't split: do it directly", "plan": "No plan: one task"}
+        self.decline_button = buttons.addButton(decline.get(request.kind, "Decline"),
+                                                QDialogButtonBox.ButtonRole.RejectRole)
         buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self._on_buttons_rejected)
         layout.addWidget(buttons)
@@ -116,6 +128,16 @@ class ConfirmDialog(QDialog):
             self.timer.setSingleShot(True)
             self.timer.timeout.connect(self._on_timer_timeout)
             self.timer.start(int(timeout_s * 1000))
+
+    def add_subgoal(self) -> QListWidgetItem:
+        """A new row, checked and open for typing; left empty it is dropped."""
+        item = QListWidgetItem("")
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)
+        item.setCheckState(Qt.CheckState.Checked)
+        self.subgoals.addItem(item)
+        self.subgoals.setCurrentItem(item)
+        self.subgoals.editItem(item)
+        return item
 
     def answer(self) -> ConfirmationAnswer:
         """What the dialog's fields say now, as an approval."""
@@ -191,9 +213,15 @@ class DialogConfirmer:
         # show(), not exec() (which would nest an event loop inside this coroutine) and not open()
         # (window-modal: it would lock Pause and Cancel while the question waits)
         dialog.setWindowModality(Qt.WindowModality.NonModal)
+        # someone typing in the window (the chat bar) keeps the keyboard: their words must not land in
+        # the dialog's fields; the dialog shows, flashes, and is clicked when they are ready
+        typing = isinstance(QApplication.focusWidget(), (QLineEdit, QPlainTextEdit)) \
+            and QApplication.focusWidget().window() is self.window
+        dialog.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, typing)
         dialog.show()
-        dialog.raise_()
-        dialog.activateWindow()
+        if not typing:
+            dialog.raise_()
+            dialog.activateWindow()
         self._alert(request)
         try:
             return await future

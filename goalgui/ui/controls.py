@@ -125,8 +125,13 @@ class ControlBar(QWidget):
         button.clicked.connect(slot)
         return button
 
-    def bind(self, run) -> None:
+    def bind(self, run, mode: str | None = None) -> None:
+        """Steer `run`; with none (a journaled run shown), the Mode box shows that run's `mode`, disabled."""
         self.run = run
+        if run is None and mode in PERMISSION_MODES:
+            self.mode.blockSignals(True)
+            self.mode.setCurrentText(mode)
+            self.mode.blockSignals(False)
         self.refresh()
 
     def refresh(self) -> None:

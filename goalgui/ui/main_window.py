@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -69,6 +70,9 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
         self._tray_waiting = False
         self.run: Run | None = None  # the live run followed
         self._driven: dict[str, Run] = {}  # runs this window started or resumed
+        self._current: Run | None = None  # the window's one current goal (seed 001): the last started or resumed
+        self.launch_model: str | None = None  # the model the window was started with (`goalgui run --model`)
+        self._closing_asked = False
         self.record: RunRecord | None = None  # the record shown (the live run's, or a moment's)
         self.summary: dict | None = None  # a journaled run shown from its projection (Journal.summary)
         self.shown_run_id: str | None = None
@@ -276,6 +280,53 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
             return RunState(self.summary["state"])
         return None
 
+    @property
+    def current(self) -> Run | None:
+        """The window's current goal: started or resumed here and not finished. Runs opened from the
+        Runs tab for inspection are not current."""
+        run = self._current
+        return run if run is not None and not run.state.final else None
+
+    def claim(self, what: str, proceed) -> None:
+        """One current goal per window (seed 001): `proceed()` at once when there is none, else only
+        once the operator agrees to replace it; the old run is cancelled first (its record is kept)."""
+        current = self.current
+        if current is None:
+            proceed()
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Replace the current goal?",
+                          f"A goal is current ({current.state.value}): {shown(current.record.objective)[:100]}\n\n"
+                          f"{what} replaces it: the current run is cancelled; its record is kept.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("Cancel it and go on")
+        box.button(QMessageBox.StandardButton.No).setText("Keep the current goal")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+
+        def finished(_result: int) -> None:
+            if box.standardButton(box.clickedButton()) != QMessageBox.StandardButton.Yes:
+                self.statusBar().showMessage("kept the current goal", 6000)
+                return
+            if not current.state.final:
+                current.cancel("replaced by a new goal")
+            proceed()
+
+        box.finished.connect(finished)
+        self.replace_box = box
+        box.open()
+
+    def _make_current(self, run: Run) -> None:
+        self._current = run
+        if self.session is not None:
+            self.session.adopt(run)  # the chat sees the goal, and refuses a second one
+
+    def model_for_new(self) -> str:
+        """The model a new goal or chat uses: the current run's, else the one the window was started
+        with, else the settings' default."""
+        current = self.current
+        if current is not None and current.record.model:
+            return current.record.model
+        return self.launch_model or self.settings.default_model or "local"
+
     async def _show_moment(self, run_id: str, n: int, generation: int) -> None:
         record, series = await asyncio.to_thread(
             lambda: (self.journal.load(run_id, upto=n), self.journal.series(run_id, upto=n)))
@@ -349,9 +400,12 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
         else:
             text, objective = "no run" + ("  ·  WAITING FOR YOUR CONFIRMATION" if waiting else ""), ""
         workspace = self.record.options.get("workspace") if self.record is not None else None
-        if workspace is None and self.summary is not None:
-            workspace = (self.summary.get("run_started", {}).get("options") or {}).get("workspace")
-        self.modeline.setText(text + (f"  ·  workspace {workspace}" if workspace else ""))
+        model = self.record.model if self.record is not None else None
+        if self.summary is not None and self.record is None:
+            started = self.summary.get("run_started") or {}
+            workspace, model = (started.get("options") or {}).get("workspace"), started.get("model")
+        self.modeline.setText(text + (f"  ·  model {shown(model)}" if model else "")
+                              + (f"  ·  workspace {workspace}" if workspace else ""))
         if self.tray is not None:
             self.tray.setToolTip(f"goalgui: {text}")
             if waiting != self._tray_waiting:
@@ -371,7 +425,7 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
         return ["local", "scripted:rehearsal"] + [f"{p.kind}:{p.name}" for p in self.settings.profiles.values()]
 
     def open_new_goal(self) -> NewGoalDialog:
-        dialog = NewGoalDialog(self.model_choices(), self.settings.default_model,
+        dialog = NewGoalDialog(self.model_choices(), self.model_for_new(),
                                self.settings.default_permission_mode, self)
         dialog.accepted_goal.connect(self.start_goal)
         dialog.draft_requested.connect(lambda intent, spec: asyncio.ensure_future(self._draft(dialog, intent, spec)))
@@ -429,17 +483,25 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
                          options=goal.get("options") or self.settings.cursor_options())
 
     def start_goal(self, goal: dict) -> Run | None:
-        try:
-            run = self.create_run(goal)
-        except (InputError, JournalError) as exc:
-            self.statusBar().showMessage(str(exc), 10000)
-            return None
-        self.run_goal(run)
-        return run
+        """Start the goal; with another one current, ask to replace it first (and return None)."""
+        started: list[Run] = []
+
+        def go() -> None:
+            try:
+                run = self.create_run(goal)
+            except (InputError, JournalError) as exc:
+                self.statusBar().showMessage(str(exc), 10000)
+                return
+            self.run_goal(run)
+            started.append(run)
+
+        self.claim("The new goal", go)
+        return started[0] if started else None
 
     def run_goal(self, run: Run) -> None:
-        """Follow `run` and drive it."""
+        """Follow `run` and drive it: it is the window's current goal."""
         self.run = run
+        self._make_current(run)
         self.follow(run)
         run.start()
         self.refresh_runs()
@@ -456,6 +518,7 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
         goal_command(self, text[len("/goal"):].strip())
 
     def _on_session_run(self, run: Run) -> None:
+        self._current = run  # the session made it: it holds it already
         self.follow(run)
         self.refresh_runs()
 
@@ -475,6 +538,12 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
                 splitter.restoreState(s.value(name))
 
     def closeEvent(self, event) -> None:
+        """Closing while a run works asks first, as desktop programs do; yes pauses it, then closes."""
+        active = [run for run in self._driven.values() if run.state is RunState.ACTIVE]
+        if active and not self._closing_asked:
+            event.ignore()
+            self._ask_before_closing(active)
+            return
         s = self._qsettings()
         s.setValue("geometry", self.saveGeometry())
         s.setValue("main_split", self.main_split.saveState())
@@ -484,4 +553,23 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
             if run.state is RunState.ACTIVE:
                 run.pause("paused: the window was closed")
         super().closeEvent(event)
+
+    def _ask_before_closing(self, active: list[Run]) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Close goalgui?",
+                          f"{'A run is' if len(active) == 1 else f'{len(active)} runs are'} still working: "
+                          f"{shown(active[0].record.objective)[:80]}\n\nClosing pauses "
+                          f"{'it' if len(active) == 1 else 'them'}; resume later from the Runs tab or with "
+                          "`goalgui resume`.", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("Pause and close")
+        box.button(QMessageBox.StandardButton.No).setText("Keep running")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+
+        def finished(_result: int) -> None:
+            if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes:
+                self._closing_asked = True
+                self.close()
+
+        box.finished.connect(finished)
+        self.close_box = box
+        box.open()
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+from PySide6.QtWidgets import QMessageBox
+
 from ..engine.lifecycle import InputError
 from ..engine.record import INTERRUPTED
 from ..engine.run import Run
@@ -29,8 +31,9 @@ class JournaledRuns:
         self._moment_generation += 1
         self.run = None
         self.record = None
-        self.controls.bind(None)
         self.summary = self.journal.summary(run_id)
+        started = self.summary.get("run_started") or {}
+        self.controls.bind(None, self.summary["totals"].get("mode") or started.get("permission_mode"))
         self.shown_run_id = run_id
         self.shown_seq = self.summary["last_seq"]
         self.tree_model.open_journaled(self.journal, run_id)
@@ -103,15 +106,27 @@ class JournaledRuns:
 
 
     def resume_journaled(self, run_id: str) -> Run | None:
-        try:
-            run = resume_run(self.journal, run_id, confirmer=self.confirmer)
-        except (InputError, JournalError) as exc:
-            self.statusBar().showMessage(str(exc), 10000)
+        """Resume a journaled run here: it becomes the window's current goal (replacing another, if the
+        operator agrees). Returns the run, or None when it was refused or waits for that answer."""
+        current = self.current
+        if current is not None and current.run_id == run_id:
             return None
-        self.interrupted_bar.hide()
-        self.follow(run)
-        run.start()
-        return run
+        resumed: list[Run] = []
+
+        def go() -> None:
+            try:
+                run = resume_run(self.journal, run_id, confirmer=self.confirmer)
+            except (InputError, JournalError) as exc:
+                self.statusBar().showMessage(str(exc), 10000)
+                return
+            self.interrupted_bar.hide()
+            self._make_current(run)
+            self.follow(run)
+            run.start()
+            resumed.append(run)
+
+        self.claim("Resuming this run", go)
+        return resumed[0] if resumed else None
 
 
     def _on_interrupted_resume_clicked(self) -> None:
@@ -119,7 +134,19 @@ class JournaledRuns:
 
 
     def _on_interrupted_abandon_clicked(self) -> None:
+        """Abandon is final, so it asks once, as Cancel does."""
         run_id = self._pending_resume
+        box = QMessageBox(QMessageBox.Icon.Question, "Abandon run",
+                          f"Abandon run {run_id}? Its record is kept, but it cannot be resumed.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("Abandon it")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.finished.connect(lambda _result: self.abandon_journaled(run_id)
+                             if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes else None)
+        self.abandon_box = box
+        box.open()
+
+    def abandon_journaled(self, run_id: str) -> None:
         try:
             abandon_run(self.journal, run_id)
         except (InputError, JournalError) as exc:

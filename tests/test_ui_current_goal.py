@@ -1,0 +1,157 @@
+"""One current goal per window, whose model it is, and asking before anything final (issue 11, items
+9, 11, 12, 19), against real runs in the real journal and real widgets."""
+
+from PySide6.QtWidgets import QMessageBox
+
+from goalgui.engine import Limits, Run, RunState
+
+from .test_ui_controls import Gate, until
+from .test_ui_window import chat_until_a_proposal, fast_rehearsal, interrupted_window, window  # noqa: F401 (fixture)
+
+
+def goal(objective, model="scripted:rehearsal", mode="auto"):
+    return {"objective": objective, "criteria": "", "strategy": "goal-stack", "model": model,
+            "limits": Limits(), "mode": mode}
+
+
+def held(window, qloop, objective="Write a report"):
+    """A run the window drives, held in its first execute call."""
+    model = Gate()
+    run = Run.create(objective, model, sink=window.journal, model_spec="scripted:rehearsal")
+    window.run_goal(run)
+    until(qloop, model.entered.is_set)
+    return model, run
+
+
+def answer(box, yes: bool) -> None:
+    box.button(QMessageBox.StandardButton.Yes if yes else QMessageBox.StandardButton.No).click()
+
+
+def test_a_new_goal_while_one_is_current_asks_and_keeping_it_starts_nothing(window, qloop, journal):
+    model, first = held(window, qloop)
+    assert window.current is first
+    assert window.start_goal(goal("Plan a picnic")) is None
+    box = window.replace_box
+    assert "A goal is current (active): Write a report" in box.text() and "cancelled" in box.text()
+    answer(box, yes=False)
+    assert first.state is RunState.ACTIVE and window.current is first and len(journal.runs()) == 1
+    assert window.start_goal(goal("Plan a picnic")) is None
+    answer(window.replace_box, yes=True)  # replace: the old one is cancelled first, with its note
+    assert first.state is RunState.CANCELLED and first.record.stop_reason == "replaced by a new goal"
+    new = window.current
+    assert new is not None and new.record.objective == "Plan a picnic" and window.run is new
+    model.release.set()
+    until(qloop, lambda: new.state is RunState.COMPLETE, timeout=20)
+    assert window.current is None  # a finished goal is not current: the next one starts at once
+    assert window.start_goal(goal("Plan a second picnic")) is not None
+
+
+def test_slash_goal_new_and_resuming_another_run_are_held_to_one_current_goal(window, qloop, journal):
+    other = Run.create("Something paused", fast_rehearsal(), sink=journal, model_spec="scripted:rehearsal")
+    other.recorder.flush()
+    other.pause("paused by the operator")
+    model, first = held(window, qloop)
+    window.command.setText("/goal new Plan a picnic")
+    window.command.returnPressed.emit()
+    answer(window.replace_box, yes=False)
+    assert window.current is first and len(journal.runs()) == 2
+    window.show_journaled(other.run_id)  # inspecting another run leaves the current goal current
+    assert window.current is first and first.state is RunState.ACTIVE
+    assert window.resume_journaled(other.run_id) is None
+    answer(window.replace_box, yes=True)
+    assert first.state is RunState.CANCELLED and window.current.run_id == other.run_id
+    until(qloop, lambda: window.current is None, timeout=20)
+    model.release.set()
+
+
+def test_a_chat_proposal_is_refused_while_the_window_drives_a_goal(window, qloop, journal):
+    from .test_session import create
+
+    model, first = held(window, qloop)
+    from goalgui.engine.session import GoalSession
+
+    from .test_session import ChatModel
+
+    window.session = GoalSession(ChatModel(create("Draft the release notes"), "ok"), sink=journal,
+                                 confirmer=window.confirmer, permission_mode="ask", on_run=window._on_session_run)
+    window.command.setText("please draft the release notes")
+    window.command.returnPressed.emit()
+    until(qloop, lambda: "a goal is already current" in window.chat_log.toPlainText())
+    assert not window.confirmer.open_dialogs and window.current is first and len(journal.runs()) == 1
+    model.release.set()
+
+
+def test_new_goals_and_the_chat_use_the_windows_model_and_the_window_names_it(window, qloop, journal):
+    window.settings.default_model = "scripted:rehearsal"
+    assert window.open_new_goal().model.currentText() == "scripted:rehearsal"
+    window.launch_model = "scripted:echo"  # `goalgui run --model scripted:echo --window`
+    assert window.model_for_new() == "scripted:echo"
+    assert window.open_new_goal().model.currentText() == "scripted:echo"
+    model, first = held(window, qloop)  # a current run's own model comes first
+    assert window.model_for_new() == "scripted:rehearsal"
+    assert "model scripted:rehearsal" in window.modeline.text()
+    model.release.set()
+    until(qloop, lambda: first.state.final, timeout=20)
+
+
+def test_an_opened_run_shows_its_own_permission_mode(window, qloop, journal):
+    run = Run.create("Produce a market analysis", fast_rehearsal(), sink=journal, permission_mode="plan")
+    qloop.run_until_complete(run.drive())
+    window.controls.mode.setCurrentText("auto")
+    window.show_journaled(run.run_id)
+    assert window.controls.mode.currentText() == "plan" and not window.controls.mode.isEnabled()
+
+
+def test_abandon_asks_first(qtbot, qloop, journal):
+    _run, window = interrupted_window(qtbot, journal)
+    window.interrupted_abandon.click()
+    assert "cannot be resumed" in window.abandon_box.text()
+    answer(window.abandon_box, yes=False)
+    assert journal.runs()[0]["state"] == "paused"
+    window.interrupted_abandon.click()
+    answer(window.abandon_box, yes=True)
+    assert journal.runs()[0]["state"] == "cancelled"
+
+
+def test_closing_mid_run_asks_and_keep_running_keeps_it(window, qloop):
+    model, run = held(window, qloop)
+    window.close()
+    answer(window.close_box, yes=False)
+    assert window.isVisible() and run.state is RunState.ACTIVE
+    window.close()
+    answer(window.close_box, yes=True)
+    assert not window.isVisible() and run.state is RunState.PAUSED
+    model.release.set()
+
+
+def test_a_proposal_does_not_take_the_keyboard_from_the_chat_bar(window, qloop, journal, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from .test_session import create
+
+    window.activateWindow()
+    window.command.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.command)
+    chat_until_a_proposal(window, qloop, journal, create("Draft the release notes"), "draft the notes")
+    dialog = window.confirmer.open_dialogs[0]
+    assert dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+    qtbot.keyClicks(window.command, "more")
+    assert window.command.text() == "more" and dialog.objective.toPlainText() == "Draft the release notes"
+    assert dialog.mode.toolTip().startswith("Approving sets the run's permission mode")
+    dialog.decline_button.click()
+
+
+def test_a_split_can_gain_a_sub_goal_and_declining_says_what_it_does(qtbot):
+    from goalgui.engine.confirm import ConfirmationRequest
+    from goalgui.ui.confirm_dialog import ConfirmDialog
+
+    dialog = ConfirmDialog(ConfirmationRequest("c1", "subgoals", {"parent": "Plan a party",
+                                                                 "subgoals": ["Book a venue", "Send invites"]}, "ask"))
+    qtbot.addWidget(dialog)
+    assert dialog.decline_button.text() == "Don't split: do it directly"
+    item = dialog.add_button.click() or dialog.subgoals.item(2)
+    item.setText("Order the cake")
+    blank = dialog.add_subgoal()  # left empty: dropped
+    assert blank.text() == ""
+    assert dialog.answer().edits["subgoals"] == ["Book a venue", "Send invites", "Order the cake"]
