@@ -21,7 +21,8 @@ from .engine.lifecycle import InputError, Limits, RunState, parse_duration, vali
 from .engine.permissions import PERMISSION_MODES
 from .engine.run import Run
 from .engine.strategies import check_strategy
-from .runs import EXIT_BAD_INPUT, EXIT_INTERNAL, cancel_run, exit_code, poll_controls, resume_run, start_run
+from .runs import (EXIT_BAD_INPUT, EXIT_INTERNAL, BudgetStillSpent, cancel_run, exit_code, poll_controls, resume_run,
+                   start_run)
 from .terminal import shown
 DEFAULT_MODEL = "local"
 
@@ -291,12 +292,19 @@ def _run_in_window(args, limits, settings) -> int:
     return window(journal_path=args.journal, start=goal, exit_when_done=args.exit_when_done)
 
 
+BUDGET_FLAGS = {"goals": "--max-goals N", "tokens": "--token-budget N", "turns": "--turn-budget N",
+                "time": "--time-budget T"}
+
+
 def cmd_resume(args) -> int:
     with _journal(args) as journal:
         limits = {"max_goals": args.max_goals, "tokens": args.token_budget, "turns": args.turn_budget,
                   "seconds": args.time_budget}
-        run = resume_run(journal, journal.resolve(args.run), model=args.model, confirmer=_confirmer(args),
-                         limits=limits, permission_mode=args.permission_mode, message=args.message)
+        try:
+            run = resume_run(journal, journal.resolve(args.run), model=args.model, confirmer=_confirmer(args),
+                             limits=limits, permission_mode=args.permission_mode, message=args.message)
+        except BudgetStillSpent as exc:
+            raise InputError(f"{exc} (goalgui resume {args.run} {BUDGET_FLAGS[exc.budget]})") from None
         return _drive(run, journal, args)
 
 
@@ -321,9 +329,8 @@ def _drive(run: Run, journal, args) -> int:
         if reason.startswith("internal error"):
             return EXIT_INTERNAL
     elif state is RunState.BLOCKED and reason.startswith("budget"):
-        flag = {"goals": "--max-goals N", "tokens": "--token-budget N", "turns": "--turn-budget N",
-                "time": "--time-budget T"}.get(reason.split(":", 1)[-1].split()[0] if ":" in reason else "",
-                                                "--max-goals N / --token-budget N / ...")
+        flag = BUDGET_FLAGS.get(reason.split(":", 1)[-1].split()[0] if ":" in reason else "",
+                                "--max-goals N / --token-budget N / ...")
         print(f"blocked ({reason}); raise the budget and resume with: goalgui resume {run.run_id} {flag}",
               file=sys.stderr)
     elif state is RunState.BLOCKED:  # the model (or a rule) needs something from the operator

@@ -88,6 +88,9 @@ def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: Con
         message = validate_text(message, "message", empty_ok=False)  # before anything is taken or changed
     record = journal.take(run_id)
     try:
+        blocking = record.still_blocking(record.limits.merged(**(limits or {})))
+        if blocking is not None:  # it would stop again at once: say so, change nothing
+            raise BudgetStillSpent(blocking[0], f"{blocking[1]}: raise it to resume")
         loaded, _spec = load_model(model or record.model)
         folder = record.options.get("workspace")  # a run from before tools has none: text only
         tools = toolbox_for(Path(folder)) if folder else None
@@ -104,6 +107,14 @@ def resume_run(journal, run_id: str, *, model: str | None = None, confirmer: Con
         journal.release(run_id)
         raise
     return run
+
+
+class BudgetStillSpent(InputError):
+    """Resuming a budget-blocked run under limits that would block it again at once."""
+
+    def __init__(self, budget: str, message: str):
+        super().__init__(message)
+        self.budget = budget
 
 
 def end_run(journal, run_id: str, reason: str, *, doing: str = "cancel") -> Run:

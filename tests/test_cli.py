@@ -84,6 +84,12 @@ def test_blocked_run_exits_3_and_resume_with_a_raised_budget_completes(cli):
     assert out.returncode == 3, out.stderr
     report = json.loads(out.stdout)
     assert report["state"] == "blocked" and report["stop_reason"].startswith("budget: goals")
+    # resuming with a budget that still leaves no room would block again at once: refused, nothing changed
+    short = cli("resume", report["run_id"][:6])
+    assert short.returncode == 2 and len(short.stderr.strip().splitlines()) == 1
+    assert "the goal budget is still too small (1 of 2 used; 2 more needed)" in short.stderr
+    assert f"goalgui resume {report['run_id'][:6]} --max-goals N" in short.stderr
+    assert json.loads(cli("runs", "--json").stdout)[0]["state"] == "blocked"
     out = cli("resume", report["run_id"][:6], "--max-goals", "10", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["outcome"] == "done"

@@ -126,11 +126,40 @@ async def test_raise_budget_after_block_and_resume():
     run = Run.create("Write a report", model, limits=Limits(max_goals=1))  # the root cannot be split
     assert await run.drive() is RunState.BLOCKED
     assert run.record.stop_reason.startswith("budget: goals")
-    assert {g.status.value for g in run.record.goals.values()} >= {"abandoned"}
+    # the report's contract: a budget stop abandons what was pending, and each says it waits on the budget
+    assert all(g.status.value == "abandoned" and "waiting on the budget" in g.note for g in run.record.goals.values())
     run.set_limits(max_goals=10)
     run.resume()
     assert await run.drive() is RunState.COMPLETE
     assert run.report()["outcome"] == "done"
+
+
+async def test_a_run_the_model_blocked_keeps_its_unfinished_goals_pending_for_the_operator():
+    from goalgui.engine import ModelReply
+
+    def blocks(request):
+        if request.purpose == "execute" and request.goal.id == "g3":
+            return ModelReply("BLOCKED: needs the customer's address")
+        return ModelReply(str(well_behaved(request)).replace("'", '"'))
+
+    run = Run.create("Write a report", FunctionModel(blocks))
+    assert await run.drive() is RunState.BLOCKED and run.record.stop_reason.startswith("blocked by model")
+    statuses = [g.status.value for g in run.record.goals.values()]
+    assert "pending" in statuses and not {"abandoned", "running"} & set(statuses)  # they wait for its answer
+    run.cancel()  # now it can no longer continue
+    assert {g.status.value for g in run.record.goals.values()} <= {"done", "failed", "abandoned"}
+
+
+async def test_a_parent_over_done_and_skipped_children_says_what_it_is():
+    model = Gate()
+    run = Run.create("Write a report", model)
+    driver = asyncio.create_task(run.drive())
+    await model.entered.wait()  # the first sub-goal executes; the third waits
+    run.skip("g4")
+    model.release.set()
+    assert await driver is RunState.COMPLETE
+    root = run.record.goals["g1"]
+    assert root.status.value == "skipped" and "sub-goals: 2 done, 1 skipped" in root.note
 
 
 async def test_permission_mode_changes_without_a_model_turn():

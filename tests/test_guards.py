@@ -182,7 +182,7 @@ async def test_huge_token_counts_block_on_the_token_budget():
     assert report["stop_reason"].startswith("budget: tokens")
     assert len(model.calls) == 3  # blocked after the call that crossed the budget; no wrap-up
     assert report["metrics"]["tokens"] >= 1_000_000
-    assert any(g["status"] == "abandoned" for g in report["goals"])
+    assert any(g["status"] == "abandoned" and "waiting on the budget" in g["note"] for g in report["goals"])
 
 
 async def test_rate_limited_mid_run_parks_paused_and_resumes():

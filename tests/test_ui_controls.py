@@ -83,23 +83,60 @@ def test_cancel_asks_once(qtbot, qloop):
     until(qloop, lambda: run._drive_task.done())
 
 
-def test_raise_budget_on_a_blocked_run_resumes_it(qtbot, qloop):
-    model = Gate(width=4)
-    model.release.set()
-    run = Run.create("Write a report", model, limits=Limits(max_goals=1))  # the root cannot be split: blocked at once
+def blocked(qtbot, qloop, model, limits):
+    """A run with its control bar, driven until a budget blocks it."""
+    run = Run.create("Write a report", model, limits=limits)
     bar = ControlBar()
     qtbot.addWidget(bar)
     bar.bind(run)
     run.start()
     until(qloop, lambda: run.state is RunState.BLOCKED)
     bar.refresh()
-    assert bar.resume_button.isEnabled() and bar.raise_button.isEnabled()
+    return run, bar
+
+
+def test_raise_budget_on_a_blocked_run_resumes_it(qtbot, qloop):
+    model = Gate(width=4)
+    model.release.set()
+    run, bar = blocked(qtbot, qloop, model, Limits(max_goals=1))  # the root cannot be split: blocked at once
+    # resuming as it is would block again at once: Resume waits for the budget, and Raise says it resumes
+    assert not bar.resume_button.isEnabled() and "goal budget is still too small" in bar.resume_button.toolTip()
+    assert bar.raise_button.isEnabled() and bar.raise_button.text() == "Raise and resume…"
     dialog = bar.open_raise_dialog()
+    assert "Blocked: the goal budget is still too small (1 of 1 used; 2 more needed)" in dialog.headline.text()
+    assert dialog.ok_button.text() == "Raise and resume"
+    dialog.goals.setValue(2)  # one short of what the split needs: refused in the dialog, nothing changes
+    dialog.ok_button.click()
+    assert dialog.isVisible() and "would stop again at once" in dialog.error.text()
+    assert run.record.limits.max_goals == 1 and run.state is RunState.BLOCKED
     dialog.goals.setValue(10)
-    dialog.accept()
+    dialog.ok_button.click()
     assert run.record.limits.max_goals == 10 and run.state is RunState.ACTIVE
     until(qloop, lambda: run.state is RunState.COMPLETE)
     assert run.report()["outcome"] == "done"
+
+
+def test_the_raise_dialog_names_what_is_used_and_0_clears_a_budget(qtbot, qloop):
+    class Costly(Gate):
+        async def complete(self, request):
+            reply = await super().complete(request)
+            return ModelReply(reply.text, usage=Usage(400, 100))
+
+    model = Costly()
+    model.release.set()
+    run, bar = blocked(qtbot, qloop, model, Limits(tokens=600, turns=50))
+    assert run.record.stop_reason.startswith("budget: tokens") and not bar.resume_button.isEnabled()
+    dialog = bar.open_raise_dialog()
+    assert "the tokens budget is still spent" in dialog.headline.text()
+    used = run.record.metrics.tokens
+    dialog.tokens.setValue(used)  # equal to what is used: still spent
+    dialog.ok_button.click()
+    assert "tokens budget is still spent" in dialog.error.text() and run.state is RunState.BLOCKED
+    dialog.tokens.setValue(0)  # no token budget at all
+    dialog.turns.setValue(0)
+    dialog.ok_button.click()
+    assert run.record.limits.tokens is None and run.record.limits.turns is None
+    until(qloop, lambda: run.state is RunState.COMPLETE)
 
 
 def _ask_run(model, confirmer):

@@ -1,5 +1,5 @@
 """One current goal per window, whose model it is, and asking before anything final (issue 11, items
-9, 11, 12, 19), against real runs in the real journal and real widgets."""
+7, 8, 9, 11, 12, 19), against real runs in the real journal and real widgets."""
 
 from PySide6.QtWidgets import QMessageBox
 
@@ -155,3 +155,37 @@ def test_a_split_can_gain_a_sub_goal_and_declining_says_what_it_does(qtbot):
     blank = dialog.add_subgoal()  # left empty: dropped
     assert blank.text() == ""
     assert dialog.answer().edits["subgoals"] == ["Book a venue", "Send invites", "Order the cake"]
+
+
+def test_budgets_typed_in_the_window_are_read_as_the_command_reads_them(window, qloop, journal):
+    dialog = window.open_new_goal()
+    dialog.intent.setText("Plan a picnic")
+    dialog.model.setCurrentText("scripted:rehearsal")
+    dialog.seconds.setText("99999")  # a spin box made this 9999 without a word
+    dialog._on_buttons_accepted()
+    assert dialog.isVisible() and dialog.error.text() == "time budget 99999s is out of range: it must be between 1 s and 24 h"
+    dialog.seconds.setText("10m")
+    dialog.tokens.setText("-5")  # a spin box dropped the sign
+    dialog._on_buttons_accepted()
+    assert dialog.error.text().startswith("token budget -5 is out of range")
+    dialog.tokens.setText("five")
+    dialog._on_buttons_accepted()
+    assert dialog.error.text() == "bad token budget 'five': it must be a whole number"
+    dialog.tokens.setText("5,000")
+    dialog._on_buttons_accepted()
+    assert not dialog.isVisible() and len(journal.runs()) == 1
+    limits = window.current.record.limits
+    assert (limits.seconds, limits.tokens, limits.turns) == (600.0, 5000, None)
+    window.current.cancel()
+
+
+def test_the_tree_says_what_a_stopped_runs_goals_wait_for(window, qloop, journal):
+    model = Gate()
+    model.release.set()
+    run = Run.create("Write a report", model, sink=journal, limits=Limits(max_goals=1))
+    window.run_goal(run)
+    until(qloop, lambda: window.shown_state is RunState.BLOCKED)
+    window._update_status()
+    status = window.tree_model.data(window.tree_model.index(0, 3))
+    assert status == "— abandoned · waiting on the budget"
+    assert "Raise and resume" in window.controls.raise_button.text()

@@ -143,9 +143,17 @@ class Limits:
         names = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in names})
 
-    def merged(self, **changes) -> Limits:
-        """These limits with the given ones replaced (None values leave a limit as it is)."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None}).validated()
+    def merged(self, clear: tuple[str, ...] | list[str] = (), **changes) -> Limits:
+        """These limits with the given ones replaced (None values leave a limit as it is) and the opt-in
+        budgets named in `clear` (tokens, turns, seconds) removed."""
+        for name in clear:
+            if name not in OPT_IN:
+                raise InputError(f"the {name} limit cannot be cleared: only {', '.join(OPT_IN)} are optional")
+        kept = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, **kept, **{n: None for n in clear if n not in kept}).validated()
+
+
+OPT_IN = ("tokens", "turns", "seconds")  # budgets a run may have or not; depth and goal count always apply
 
 
 def _whole(label: str, value, *, minimum: int, maximum: int) -> None:

@@ -8,6 +8,7 @@ replay one. Because there is one reducer, a rebuilt run equals the live one.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
 from . import events as ev
@@ -178,9 +179,9 @@ class RunRecord:
             extra = max(0.0, now - self.active_since)
         return self.metrics.active_seconds + extra
 
-    def usage(self, now: float | None = None) -> dict[str, tuple[float, float]]:
+    def usage(self, now: float | None = None, limits: Limits | None = None) -> dict[str, tuple[float, float]]:
         """Each budget that is set: (used, limit). The goal count always has one."""
-        m, lim = self.metrics, self.limits
+        m, lim = self.metrics, limits or self.limits
         out: dict[str, tuple[float, float]] = {"goals": (m.goals_created, lim.max_goals)}
         if lim.tokens is not None:
             out["tokens"] = (m.tokens, lim.tokens)
@@ -196,6 +197,31 @@ class RunRecord:
         for name, (used, limit) in self.usage(now).items():
             if used > limit if name == "goals" else used >= limit:
                 return f"budget: {name} ({_fmt(used)} of {_fmt(limit)} used)"
+        return None
+
+    def still_blocking(self, limits: Limits | None = None, now: float | None = None) -> tuple[str, str] | None:
+        """For a run a budget blocked: (budget, why) when resuming under `limits` (its own by default)
+        would stop it again at once, e.g. ("tokens", "the tokens budget is still spent (1,200 of 1,000
+        used)"); None when it can go on. The goal budget must leave room for what the block needed."""
+        reason = self.stop_reason or ""
+        if self.state is not RunState.BLOCKED or not reason.startswith("budget:"):
+            return None
+        limits = limits or self.limits
+        usage = self.usage(now, limits)
+        name = reason[len("budget:"):].split()[0] if reason[len("budget:"):].split() else ""
+        if name == "goals":
+            found = re.search(r"needs at least (\d+) more", reason)
+            need = int(found.group(1)) if found else 1
+            used, limit = usage["goals"]
+            if used + need > limit:
+                return "goals", (f"the goal budget is still too small ({_fmt(used)} of {_fmt(limit)} used; "
+                                 f"{need} more needed)")
+        elif name in usage and usage[name][0] >= usage[name][1]:
+            used, limit = usage[name]
+            return name, f"the {name} budget is still spent ({_fmt(used)} of {_fmt(limit)} used)"
+        for other, (used, limit) in usage.items():  # raising one budget past another that is spent
+            if other != "goals" and other != name and used >= limit:
+                return other, f"the {other} budget is spent too ({_fmt(used)} of {_fmt(limit)} used)"
         return None
 
     def converging(self) -> bool:

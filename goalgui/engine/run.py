@@ -189,7 +189,11 @@ class Run(ModelCalls, ToolCalls):
             else:
                 status = GoalStatus.SKIPPED
             if parent.status is not status:
-                self.set_goal(parent, status=status)
+                changes: dict = {"status": status}
+                if status is not GoalStatus.DONE:  # "skipped" over 2 done and 1 skipped child: say what it is
+                    counts = ", ".join(f"{kids.count(s)} {s.value}" for s in GoalStatus if s in kids)
+                    changes["note"] = _join(parent.note, f"sub-goals: {counts}")
+                self.set_goal(parent, **changes)
             parent_id = parent.parent_id
 
     def begin_turn(self, goal: Goal | None) -> None:
@@ -212,10 +216,13 @@ class Run(ModelCalls, ToolCalls):
             if goal.status is GoalStatus.RUNNING:
                 self.set_goal(goal, status=GoalStatus.PENDING)
 
-    def _abandon_unsettled(self) -> None:
+    def _abandon_unsettled(self, note: str = "") -> None:
         for goal in self.record.goals.values():
             if goal.status not in SETTLED:
-                self.set_goal(goal, status=GoalStatus.ABANDONED)
+                if note:
+                    self.set_goal(goal, status=GoalStatus.ABANDONED, note=_join(goal.note, note))
+                else:
+                    self.set_goal(goal, status=GoalStatus.ABANDONED)
 
     # -- controls (no model turn needed) --------------------------------------
 
@@ -235,7 +242,7 @@ class Run(ModelCalls, ToolCalls):
         check_transition(self.record.state, RunState.ACTIVE)
         for goal in self.record.goals.values():
             if goal.status is GoalStatus.ABANDONED:
-                self.set_goal(goal, status=GoalStatus.PENDING)
+                self.set_goal(goal, status=GoalStatus.PENDING, note=_join(goal.note, "taken up again on resume"))
         self._transition(RunState.ACTIVE)
         self.strategy.rebuild()
         self.recorder.flush()
@@ -256,7 +263,7 @@ class Run(ModelCalls, ToolCalls):
     def block(self, reason: str) -> None:
         """Stop as blocked at once (a blocker reported outside a step, e.g. from a chat turn)."""
         self._transition(RunState.BLOCKED, reason)
-        self._abandon_unsettled()
+        self._settle_running()
         self._cancel_step()
         self.recorder.flush()
 
@@ -297,11 +304,12 @@ class Run(ModelCalls, ToolCalls):
         self.recorder.flush()
         return goal
 
-    def set_limits(self, **changes) -> Limits:
-        """Raise or lower limits (max_depth, max_goals, tokens, turns, seconds)."""
+    def set_limits(self, clear: tuple[str, ...] | list[str] = (), **changes) -> Limits:
+        """Raise or lower limits (max_depth, max_goals, tokens, turns, seconds); `clear` removes opt-in
+        budgets (tokens, turns, seconds)."""
         if self.record.state.final:
             raise InputError(f"a {self.record.state.value} run has no budget to change")
-        limits = self.record.limits.merged(**changes)
+        limits = self.record.limits.merged(clear, **changes)
         if limits != self.record.limits:
             self.emit(ev.LimitsChanged, limits=limits.to_dict())
             self.recorder.flush()
@@ -404,7 +412,12 @@ class Run(ModelCalls, ToolCalls):
     async def _block(self, reason: str) -> None:
         if self.record.state is not RunState.ACTIVE:
             return
-        self._abandon_unsettled()
+        if reason.startswith("budget:"):
+            # the report's contract (DESIGN.md): a budget stop abandons what was pending; the note says
+            # it is taken up again if the budget is raised and the run resumed
+            self._abandon_unsettled(WAITING_ON_BUDGET)
+        else:  # blocked by the model or a rule: what is unfinished waits for the operator's answer
+            self._settle_running()
         await self._wrap_up("blocked", reason)
         if self.record.state is RunState.ACTIVE:
             self._transition(RunState.BLOCKED, reason)
@@ -444,6 +457,9 @@ class Run(ModelCalls, ToolCalls):
         except (ProviderError, StopRun, TimeoutError) as exc:
             text = f"(no wrap-up: {exc})"
         self.emit(ev.Summarized, text=text, reason=reason)
+
+
+WAITING_ON_BUDGET = "waiting on the budget: taken up again if it is raised and the run resumed"
 
 
 def _join(note: str, extra: str) -> str:

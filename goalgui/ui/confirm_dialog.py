@@ -27,14 +27,15 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QSystemTrayIcon,
     QVBoxLayout,
     QWidget,
 )
 
 from ..engine.confirm import ConfirmationAnswer, ConfirmationRequest, Outcome
+from ..engine.lifecycle import InputError, Limits
 from ..engine.permissions import PERMISSION_MODES
+from .budget_fields import BudgetEdit
 from .plain import plain_label
 
 
@@ -53,7 +54,7 @@ class ConfirmDialog(QDialog):
         form = QFormLayout()
         layout.addLayout(form)
         self.objective = self.criteria = None
-        self.budgets: dict[str, QSpinBox] = {}
+        self.budgets: dict[str, BudgetEdit] = {}
         self.subgoals: QListWidget | None = None
         self.reason: QLineEdit | None = None
         if request.kind == "tool":  # Allow once, Allow this tool for the run, Deny (with a reason)
@@ -90,14 +91,9 @@ class ConfirmDialog(QDialog):
             form.addRow("Objective", self.objective)
             form.addRow("Completion criteria", self.criteria)
             limits = p.get("limits") or {}
-            for name, label, high in (("tokens", "Token budget", 2_000_000_000), ("turns", "Turn budget", 1_000_000),
-                                      ("seconds", "Time budget (s)", 86_400)):
-                spin = QSpinBox()
-                spin.setRange(0, high)
-                spin.setSpecialValueText("none")
-                spin.setValue(int(limits.get(name) or 0))
-                self.budgets[name] = spin
-                form.addRow(label, spin)
+            for name, label in (("tokens", "Token budget"), ("turns", "Turn budget"), ("seconds", "Time budget")):
+                self.budgets[name] = BudgetEdit(name, limits.get(name))
+                form.addRow(label, self.budgets[name])
         self.mode = QComboBox()
         self.mode.addItems(PERMISSION_MODES)
         self.mode.setCurrentText(request.mode)
@@ -121,6 +117,9 @@ class ConfirmDialog(QDialog):
                                                 QDialogButtonBox.ButtonRole.RejectRole)
         buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self._on_buttons_rejected)
+        self.error = plain_label()
+        self.error.setStyleSheet("color: #c0392b")
+        layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.timer: QTimer | None = None
         if timeout_s:
@@ -175,7 +174,14 @@ class ConfirmDialog(QDialog):
         self.done(QDialog.DialogCode.Accepted if approved else QDialog.DialogCode.Rejected)
 
     def _on_buttons_accepted(self) -> None:
-        self._finish(self.answer())
+        try:
+            answer = self.answer()
+            if "limits" in answer.edits:  # checked as the command checks its budget flags
+                Limits(**{k: v for k, v in answer.edits["limits"].items()}).validated()
+        except InputError as exc:
+            self.error.setText(str(exc))
+            return
+        self._finish(answer)
 
     def _on_buttons_rejected(self) -> None:
         reason = self.reason.text().strip() if self.reason is not None else ""

@@ -19,13 +19,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
     QPushButton,
-    QSpinBox,
     QWidget,
 )
 
 from ..engine.lifecycle import InputError, RunState
 from ..engine.permissions import PERMISSION_MODES
 from ..engine.record import SETTLED
+from .budget_fields import BudgetEdit
+from .plain import plain_label
 
 
 
@@ -52,39 +53,75 @@ def status_line(state: str, totals: dict, stop_reason: str | None = None, waitin
 
 
 class RaiseBudgetDialog(QDialog):
-    """Raise (or set) the budgets; offered on its own and when a budget has blocked the run."""
+    """Raise, lower or clear the budgets, each shown with what is used; offered on its own and when a
+    budget blocked the run, then named at the top and OK reads "Raise and resume". 0 clears an opt-in
+    budget. A change that would block the run again at once is refused in the dialog, in one line."""
 
-    def __init__(self, limits, parent: QWidget | None = None):
+    def __init__(self, record, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setWindowTitle("Raise budget")
+        self.record = record
+        limits = record.limits
+        usage = record.usage()
+        self.blocking = record.still_blocking()
+        self.setWindowTitle("Raise and resume" if self.blocking else "Raise budget")
         form = QFormLayout(self)
-        self.goals = self._spin(limits.max_goals, 1, 10_000_000)
-        self.tokens = self._spin(limits.tokens or 0, 0, 2_000_000_000)
-        self.turns = self._spin(limits.turns or 0, 0, 1_000_000)
-        self.seconds = self._spin(int(limits.seconds or 0), 0, 86_400)
-        form.addRow("Max goals", self.goals)
-        form.addRow("Tokens (0: none)", self.tokens)
-        form.addRow("Turns (0: none)", self.turns)
-        form.addRow("Seconds (0: none)", self.seconds)
+        self.headline = plain_label(f"Blocked: {self.blocking[1]}. Raise it to resume." if self.blocking else
+                                    "Change a budget; 0 removes a token, turn or time budget.")
+        self.headline.setWordWrap(True)
+        form.addRow(self.headline)
+        m = record.metrics
+        self.goals = BudgetEdit("max_goals", limits.max_goals)
+        self.tokens = BudgetEdit("tokens", limits.tokens)
+        self.turns = BudgetEdit("turns", limits.turns)
+        self.seconds = BudgetEdit("seconds", limits.seconds)
+        self.rows = {"goals": self.goals, "tokens": self.tokens, "turns": self.turns, "time": self.seconds}
+        used = {"goals": f"{m.goals_created:,}", "tokens": f"{m.tokens:,}", "turns": f"{m.turns:,}",
+                "time": f"{usage['time'][0] if 'time' in usage else record.active_seconds():.0f} s"}
+        labels = {"goals": "Max goals", "tokens": "Tokens", "turns": "Turns", "time": "Seconds"}
+        for name, spin in self.rows.items():
+            label = f"{labels[name]} (used {used[name]})"
+            if self.blocking and name == self.blocking[0]:
+                label = "▶ " + label
+                spin.setFocus()
+            form.addRow(label, spin)
+        self.error = plain_label()
+        self.error.setStyleSheet("color: #c0392b")
+        self.error.setWordWrap(True)
+        form.addRow(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText("Raise and resume" if self.blocking else "Apply")
+        buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
-    @staticmethod
-    def _spin(value: int, low: int, high: int) -> QSpinBox:
-        spin = QSpinBox()
-        spin.setRange(low, high)
-        spin.setValue(value)
-        return spin
-
     def changes(self) -> dict:
-        """The limits to set: 0 leaves an opt-in budget as it is."""
-        out = {"max_goals": self.goals.value()}
+        """`Run.set_limits` arguments: the values set, and `clear` for opt-in budgets set to 0 (or left
+        empty); raises InputError for a value the command would refuse."""
+        out: dict = {"max_goals": self.goals.value(), "clear": []}
         for name, spin in (("tokens", self.tokens), ("turns", self.turns), ("seconds", self.seconds)):
             if spin.value():
                 out[name] = spin.value()
+            else:
+                out["clear"].append(name)
         return out
+
+    def problem(self) -> str | None:
+        """Why these values cannot be applied (one line), checked as `goalgui resume` checks its flags."""
+        try:
+            changes = dict(self.changes())
+            limits = self.record.limits.merged(changes.pop("clear"), **changes)
+        except InputError as exc:
+            return str(exc)
+        blocking = self.record.still_blocking(limits)
+        return f"{blocking[1]}: the run would stop again at once" if blocking else None
+
+    def _on_buttons_accepted(self) -> None:
+        problem = self.problem()
+        if problem:
+            self.error.setText(problem)
+            return
+        self.accept()
 
 
 class ControlBar(QWidget):
@@ -139,7 +176,12 @@ class ControlBar(QWidget):
         state = self.run.state if self.run is not None else None
         live = self.run is not None and not state.final and not getattr(self.run, "read_only", False)
         self.pause_button.setEnabled(live and state is RunState.ACTIVE)
-        self.resume_button.setEnabled(live and state is not None and state.resumable)
+        # a run a budget blocked resumes only once that budget leaves room: Raise and resume does both
+        blocking = self.run.record.still_blocking() if live and state is RunState.BLOCKED else None
+        self.resume_button.setEnabled(live and state is not None and state.resumable and blocking is None)
+        self.resume_button.setToolTip(f"{blocking[1]}: raise it first (Raise and resume…)" if blocking
+                                      else "Resume (Ctrl+R)")
+        self.raise_button.setText("Raise and resume…" if blocking else "Raise budget…")
         self.cancel_button.setEnabled(live)
         skippable = live and (self.run.strategy.current_goal_id is not None or self._selected_pending() is not None)
         self.skip_button.setEnabled(bool(skippable))
@@ -193,7 +235,7 @@ class ControlBar(QWidget):
 
     def open_raise_dialog(self) -> RaiseBudgetDialog:
         """Non-modal; on OK the limits change and a run blocked by a budget resumes in the same step."""
-        dialog = RaiseBudgetDialog(self.run.record.limits, self)
+        dialog = RaiseBudgetDialog(self.run.record, self)
 
         def apply(result: int) -> None:
             if result != QDialog.DialogCode.Accepted:

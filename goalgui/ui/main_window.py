@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -50,6 +49,7 @@ from .plan_pane import PlanPane
 from .tree_view import GoalTreeView
 from .tree_model import STATUS_MARK, GoalTreeModel
 from .plain import plain_label
+from .window_current import CurrentGoal
 from .window_journaled import JournaledRuns
 from .window_tree import GoalFilter, TreeFollowing
 
@@ -58,7 +58,7 @@ STATUS_MS = 200  # the status line's figures refresh this often; state changes s
 _STEERING_EVENTS = (ev.ConfirmationAsked, ev.ConfirmationAnswered, ev.PermissionModeChanged, ev.LimitsChanged)
 
 
-class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
+class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
     """Watch a run live, steer it, start new ones, and open finished ones."""
 
     moment_shown = Signal(int)  # the timeline's moment is on screen
@@ -280,53 +280,6 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
             return RunState(self.summary["state"])
         return None
 
-    @property
-    def current(self) -> Run | None:
-        """The window's current goal: started or resumed here and not finished. Runs opened from the
-        Runs tab for inspection are not current."""
-        run = self._current
-        return run if run is not None and not run.state.final else None
-
-    def claim(self, what: str, proceed) -> None:
-        """One current goal per window (seed 001): `proceed()` at once when there is none, else only
-        once the operator agrees to replace it; the old run is cancelled first (its record is kept)."""
-        current = self.current
-        if current is None:
-            proceed()
-            return
-        box = QMessageBox(QMessageBox.Icon.Question, "Replace the current goal?",
-                          f"A goal is current ({current.state.value}): {shown(current.record.objective)[:100]}\n\n"
-                          f"{what} replaces it: the current run is cancelled; its record is kept.",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.button(QMessageBox.StandardButton.Yes).setText("Cancel it and go on")
-        box.button(QMessageBox.StandardButton.No).setText("Keep the current goal")
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-
-        def finished(_result: int) -> None:
-            if box.standardButton(box.clickedButton()) != QMessageBox.StandardButton.Yes:
-                self.statusBar().showMessage("kept the current goal", 6000)
-                return
-            if not current.state.final:
-                current.cancel("replaced by a new goal")
-            proceed()
-
-        box.finished.connect(finished)
-        self.replace_box = box
-        box.open()
-
-    def _make_current(self, run: Run) -> None:
-        self._current = run
-        if self.session is not None:
-            self.session.adopt(run)  # the chat sees the goal, and refuses a second one
-
-    def model_for_new(self) -> str:
-        """The model a new goal or chat uses: the current run's, else the one the window was started
-        with, else the settings' default."""
-        current = self.current
-        if current is not None and current.record.model:
-            return current.record.model
-        return self.launch_model or self.settings.default_model or "local"
-
     async def _show_moment(self, run_id: str, n: int, generation: int) -> None:
         record, series = await asyncio.to_thread(
             lambda: (self.journal.load(run_id, upto=n), self.journal.series(run_id, upto=n)))
@@ -404,6 +357,10 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
         if self.summary is not None and self.record is None:
             started = self.summary.get("run_started") or {}
             workspace, model = (started.get("options") or {}).get("workspace"), started.get("model")
+        state = self.shown_state
+        reason = self.record.stop_reason if self.record is not None else (self.summary or {}).get("stop_reason")
+        if self.tree_model.set_waiting(state.value if state is not None else None, reason):
+            self.tree.viewport().update()
         self.modeline.setText(text + (f"  ·  model {shown(model)}" if model else "")
                               + (f"  ·  workspace {workspace}" if workspace else ""))
         if self.tray is not None:
@@ -553,23 +510,3 @@ class MainWindow(JournaledRuns, TreeFollowing, QMainWindow):
             if run.state is RunState.ACTIVE:
                 run.pause("paused: the window was closed")
         super().closeEvent(event)
-
-    def _ask_before_closing(self, active: list[Run]) -> None:
-        box = QMessageBox(QMessageBox.Icon.Question, "Close goalgui?",
-                          f"{'A run is' if len(active) == 1 else f'{len(active)} runs are'} still working: "
-                          f"{shown(active[0].record.objective)[:80]}\n\nClosing pauses "
-                          f"{'it' if len(active) == 1 else 'them'}; resume later from the Runs tab or with "
-                          "`goalgui resume`.", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
-        box.button(QMessageBox.StandardButton.Yes).setText("Pause and close")
-        box.button(QMessageBox.StandardButton.No).setText("Keep running")
-        box.setDefaultButton(QMessageBox.StandardButton.No)
-
-        def finished(_result: int) -> None:
-            if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes:
-                self._closing_asked = True
-                self.close()
-
-        box.finished.connect(finished)
-        self.close_box = box
-        box.open()
-

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QWidget,
 )
 
@@ -20,6 +19,7 @@ from ..engine.lifecycle import InputError, Limits, validate_objective
 from ..engine.permissions import PERMISSION_MODES
 from ..engine.strategies import STRATEGIES, check_strategy
 from ..engine.session import AUTHOR_FIELDS
+from .budget_fields import BudgetEdit
 from .plain import plain_label
 
 LABELS = {"end_state": "End state", "proof": "Proof", "boundaries": "Boundaries", "loop": "Loop",
@@ -66,11 +66,11 @@ class NewGoalDialog(QDialog):
         self.mode = QComboBox()
         self.mode.addItems(PERMISSION_MODES)
         self.mode.setCurrentText(default_mode)
-        self.max_depth = self._spin(3, 0, 50)
-        self.max_goals = self._spin(25, 1, 10_000_000)
-        self.tokens = self._spin(0, 0, 2_000_000_000, "none")
-        self.turns = self._spin(0, 0, 1_000_000, "none")
-        self.seconds = self._spin(0, 0, 86_400, "none")
+        self.max_depth = BudgetEdit("max_depth", 3)
+        self.max_goals = BudgetEdit("max_goals", 25)
+        self.tokens = BudgetEdit("tokens")
+        self.turns = BudgetEdit("turns")
+        self.seconds = BudgetEdit("seconds")
         form.addRow("Strategy", self.strategy)
         form.addRow("Model", self.model)
         form.addRow("Permission mode", self.mode)
@@ -88,15 +88,6 @@ class NewGoalDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
         self.draft_button.clicked.connect(self._on_draft_clicked)
-
-    @staticmethod
-    def _spin(value: int, low: int, high: int, special: str | None = None) -> QSpinBox:
-        spin = QSpinBox()
-        spin.setRange(low, high)
-        if special:
-            spin.setSpecialValueText(special)
-        spin.setValue(value)
-        return spin
 
     def fill(self, draft: dict) -> None:
         for name, edit in self.fields.items():

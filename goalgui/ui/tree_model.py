@@ -83,6 +83,24 @@ class GoalTreeModel(QAbstractItemModel):
         self._source = None  # (journal, run_id) while showing a journaled run lazily
         self._root_count = 0
         self._fetching = False
+        # what a status means while the run is stopped, shown after it: {"abandoned": "waiting on the budget"}
+        self.waiting: dict[str, str] = {}
+
+    def set_waiting(self, state: str | None, stop_reason: str | None) -> bool:
+        """Say what unfinished goals wait for, from the run's state; True when that changed (repaint)."""
+        reason = stop_reason or ""
+        if state == "blocked" and reason.startswith("budget:"):
+            waiting = {"abandoned": "waiting on the budget", "pending": "waiting on the budget"}
+        elif state == "blocked":
+            waiting = {"pending": "waiting on you"}
+        elif state == "paused":
+            waiting = {"pending": "paused"}
+        else:
+            waiting = {}
+        if waiting == self.waiting:
+            return False
+        self.waiting = waiting
+        return True
 
     # -- feeding ---------------------------------------------------------------
 
@@ -307,6 +325,9 @@ class GoalTreeModel(QAbstractItemModel):
                 return f"{node.goal_id}  {node.text}"
             if column == 3:  # the mark and the word: readable without colour
                 mark = f"{STATUS_MARK.get(node.status, '?')} {node.status}"
+                waiting = self.waiting.get(node.status)
+                if waiting:
+                    mark = f"{mark} · {waiting}"
                 return f"{mark} (reused)" if node.reused else mark
             if column == 4:
                 return node.tokens
