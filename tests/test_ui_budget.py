@@ -90,3 +90,44 @@ def test_a_long_run_keeps_its_whole_shape_in_bounded_buffers(qtbot):
     assert len(xs) <= 100 and len(history.purpose_t) <= 100
     assert xs[0] == 0.0 and xs[-1] >= 9_800  # the start and the end are both still there
     assert np.all(np.diff(xs) > 0) and np.allclose(ys, xs / 10_000)
+
+
+def test_use_is_drawn_in_steps_clipped_at_the_top_with_marks_that_do_not_overlap(qtbot):
+    """Issue 11, item 14: steps, not slopes; past the top clipped and labelled; pause, block, resume and
+    a raised limit each marked, labels on different heights; the legend lists only budgets that are set."""
+    from goalgui.ui.budget_panel import CLIP
+
+    panel = BudgetPanel()
+    qtbot.addWidget(panel)
+    limits = {"tokens": 1000, "max_goals": 25}
+    panel.reset(start=100.0)
+    for ts, tokens, marks, lim in ((101, 200, [], limits), (102, 900, [("nudge", 102, "tokens")], limits),
+                                   (103, 1800, [("blocked", 103, "budget: tokens")], limits),
+                                   (150, 1800, [("limits", 150, ""), ("resumed", 150, "")], {**limits, "tokens": 4000}),
+                                   (151, 2000, [("paused", 151, "paused by user")], {**limits, "tokens": 4000})):
+        panel.add({"ts": ts, "tokens": tokens, "goals": 3, "limits": lim, "purpose": {"execute": tokens}}, marks)
+    panel.redraw()
+    curve = panel.curves["tokens"]
+    assert curve.opts["stepMode"] == "left"  # the wait from 103 s to 150 s is flat at the blocked value
+    xs, ys = curve.getData()
+    assert list(xs) == [1, 2, 3, 50, 51] and ys.max() == CLIP  # 180% is drawn at the clip line
+    assert ys[3] == 1800 / 4000  # the raise is a drop, at the moment it happened
+    assert len(panel.overflow_marks.getData()[0]) == 1
+    label = panel.overflow_labels.get("tokens")
+    assert label is None or not label.isVisible()  # the latest share is back under the top
+    labels = {line.label.format: line.label.orthoPos for line in panel._event_lines}
+    assert set(labels) == {"blocked", "limit changed", "resumed", "paused"}
+    assert labels["limit changed"] != labels["resumed"]  # same moment: different heights
+    assert max(labels.values()) < 0.8  # below the "100% stop" label and the legend
+    listed = [label.text for _sample, label in panel.legend.items]
+    assert listed == ["tokens", "goals"]  # no turn or time budget: not listed
+    assert panel.nudge_marks.getData()[1][0] == 0.9
+
+
+def test_a_share_still_past_the_top_says_how_far(qtbot):
+    panel = BudgetPanel()
+    qtbot.addWidget(panel)
+    panel.reset(start=0.0)
+    panel.add({"ts": 1, "tokens": 3000, "goals": 1, "limits": {"tokens": 1000, "max_goals": 25}, "purpose": {}})
+    panel.redraw()
+    assert panel.overflow_labels["tokens"].isVisible() and panel.overflow_labels["tokens"].toPlainText() == "tokens 300%"

@@ -425,17 +425,19 @@ TOOL_LOG_PER_GOAL = 50
 
 def plot_marks(events) -> list[tuple[str, float, str]]:
     """What a batch did that the budget plots mark: ("nudge", ts, budget), ("paused", ts, reason),
-    ("resumed", ts, "")."""
+    ("blocked", ts, reason), ("resumed", ts, ""), ("limits", ts, "") when a limit changed."""
     marks = []
     for e in events:
         t = type(e)
         if t is ev.BudgetNudged:
             marks.append(("nudge", e.ts, e.budget))
         elif t is ev.RunStateChanged:
-            if e.state == "paused":
-                marks.append(("paused", e.ts, e.reason or ""))
+            if e.state in ("paused", "blocked"):
+                marks.append((e.state, e.ts, e.reason or ""))
             elif e.state == "active" and e.seq > 2:  # not the start: a resume
                 marks.append(("resumed", e.ts, ""))
+        elif t is ev.LimitsChanged and e.seq > 2:
+            marks.append(("limits", e.ts, ""))
     return marks
 
 

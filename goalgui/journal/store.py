@@ -344,7 +344,7 @@ class Journal(Reading, Ownership):
                 if e.outcome is not None:
                     run_fields["outcome"] = e.outcome
                 marks.extend(plot_marks((e,)))
-            elif t is ev.BudgetNudged:
+            elif t is ev.BudgetNudged or t is ev.LimitsChanged:
                 marks.extend(plot_marks((e,)))
             elif t is ev.ToolCalled:
                 goal_id = e.goal_id

@@ -1,6 +1,12 @@
 """The budget panel: share of each budget used over time, against the 75% nudge and the 100% stop,
 and the tokens spent by purpose as a stacked view.
 
+Use is drawn in steps, as it happens: flat while the run waits (for the operator, a rate limit), a
+drop where a limit was raised, never a slope between two samples that suggests spending or a refund.
+A share past the top of the chart is clipped there and marked with its value; pauses, blocks,
+resumes and raised limits are marked with labels placed so they do not cover each other, the legend
+or the stop line; the legend lists only the budgets that are set.
+
 The panel is fed the run's totals after each committed batch (`RunRecord.snapshot()`
 live, the journal's series for a finished run: the same dicts) and the marks of
 what the batch did (nudges, pauses, resumes). They go into bounded buffers, and a
@@ -23,6 +29,11 @@ COLOURS = {"tokens": "#2980b9", "turns": "#8e44ad", "goals": "#27ae60", "time": 
 _SHARE = {"tokens": ("tokens", "tokens"), "turns": ("turns", "turns"), "goals": ("goals", "max_goals"),
           "time": ("active", "seconds")}
 PURPOSE_COLOURS = ("#2980b9", "#27ae60", "#f39c12", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#d35400")
+TOP = 1.25  # the chart's top: room above the stop line
+CLIP = 1.2  # a share past the top is drawn here, marked with its value
+# vertical marks: colour and label; labels sit low in the chart, staggered, away from the legend
+EVENT_MARKS = {"paused": ("#c0392b", "paused"), "blocked": ("#7b241c", "blocked"), "resumed": ("#27ae60", "resumed"),
+               "limits": ("#2471a3", "limit changed")}
 CAPACITY = 20_000  # points kept per series; when full, every other point is dropped and the step doubles
 REDRAW_MS = 200
 
@@ -39,8 +50,7 @@ class BudgetHistory:
         self.purpose_t: list[float] = []
         self.purposes: dict[str, list[int]] = {}
         self.nudges: list[tuple[float, str]] = []
-        self.pauses: list[float] = []
-        self.resumes: list[float] = []
+        self.events: dict[str, list[float]] = {kind: [] for kind in EVENT_MARKS}
         self.start: float | None = None
         self.latest: dict = {}
         self.stride = 1  # keep one snapshot in `stride`
@@ -58,10 +68,8 @@ class BudgetHistory:
         for kind, ts, detail in marks:
             if kind == "nudge":
                 self.nudges.append((ts - start, detail))
-            elif kind == "paused":
-                self.pauses.append(ts - start)
-            elif kind == "resumed":
-                self.resumes.append(ts - start)
+            elif kind in self.events:
+                self.events[kind].append(ts - start)
         self.latest = snapshot
         self.dirty = True
         if "ts" not in snapshot:
@@ -99,6 +107,14 @@ class BudgetHistory:
             self.purposes[name] = self.purposes[name][::2]
         self.stride *= 2
 
+    @property
+    def pauses(self) -> list[float]:
+        return self.events["paused"]
+
+    @property
+    def resumes(self) -> list[float]:
+        return self.events["resumed"]
+
     def data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         xs, ys = self.series[name]
         return np.fromiter(xs, float, len(xs)), np.fromiter(ys, float, len(ys))
@@ -125,7 +141,7 @@ class BudgetPanel(QWidget):
         self.plot.setBackground(None)
         self.plot.setLabel("left", "share of budget used")
         self.plot.setLabel("bottom", "seconds since start")
-        self.plot.setYRange(0, 1.25, padding=0)  # room above the stop line for the legend
+        self.plot.setYRange(0, TOP, padding=0)  # room above the stop line for the legend
         self.plot.enableAutoRange(axis="y", enable=False)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.addLegend(offset=(4, 2), colCount=4)
@@ -135,12 +151,19 @@ class BudgetPanel(QWidget):
                                           label="75% nudge", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]}))
         self.plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("#c0392b", width=2),
                                           label="100% stop", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]}))
-        self.curves = {name: self.plot.plot([], [], pen=pg.mkPen(COLOURS[name], width=2), name=name)
+        # each sample holds until the next: steps (a raise is a drop, a wait is flat)
+        self.curves = {name: self.plot.plot([], [], pen=pg.mkPen(COLOURS[name], width=2), stepMode="left")
                        for name in BUDGETS}
+        self.legend = self.plot.plotItem.legend
+        self._in_legend: set[str] = set()
         self.nudge_marks = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush("#f39c12"))
         self.plot.addItem(self.nudge_marks)
+        self.overflow_marks = pg.ScatterPlotItem(symbol="t1", size=11)  # past the top: an arrow up
+        self.plot.addItem(self.overflow_marks)
+        self.overflow_labels: dict[str, pg.TextItem] = {}
         self._event_lines: list[pg.InfiniteLine] = []
-        self._marks_drawn = (0, 0)
+        self._marks_drawn: tuple = ()
+        self.live_clock = None  # while a run is live: a clock, so the last step reaches "now"
         self.purpose_plot = pg.PlotWidget()
         self.purpose_plot.setBackground(None)
         self.purpose_plot.setLabel("left", "tokens")
@@ -186,7 +209,9 @@ class BudgetPanel(QWidget):
                 axis.setTextPen(pg.mkPen(text))
 
     def reset(self, start: float | None = None) -> None:
-        """Show another run (or moment); `start` is when it began."""
+        """Show another run (or moment); `start` is when it began. Following a live run sets
+        `live_clock` again after this."""
+        self.live_clock = None
         self.history.clear()
         self.history.start = start
         for curve in self.purpose_curves.values():
@@ -213,23 +238,62 @@ class BudgetPanel(QWidget):
         """One setData per curve, the markers, and the figures."""
         h = self.history
         h.dirty = False
+        now = None
+        if self.live_clock is not None and h.start is not None:
+            now = self.live_clock() - h.start
+        overflow = []
         for name, curve in self.curves.items():
-            curve.setData(*h.data(name))
+            xs, ys = h.data(name)
+            if len(xs) and now is not None and now > xs[-1]:  # the last value holds until now
+                xs, ys = np.append(xs, now), np.append(ys, ys[-1])
+            over = ys > TOP
+            if over.any():
+                overflow.extend({"pos": (x, CLIP), "brush": COLOURS[name], "pen": COLOURS[name], "data": name}
+                                for x in xs[over & ~np.roll(over, 1)])  # where each overflow began
+                ys = np.minimum(ys, CLIP)
+            curve.setData(xs, ys)
+            self._show_overflow(name, xs, h.data(name)[1])
+            self._legend(name, len(xs) > 0)
+        self.overflow_marks.setData(overflow)
         spots = []
         for x, name in h.nudges:
             xs, ys = h.data(name)
-            y = float(np.interp(x, xs, ys)) if len(xs) else 0.75
-            spots.append({"pos": (x, y), "data": name})
+            y = float(ys[max(0, np.searchsorted(xs, x, side="right") - 1)]) if len(xs) else 0.75
+            spots.append({"pos": (x, min(y, CLIP)), "data": name})
         self.nudge_marks.setData(spots)
-        if self._marks_drawn != (len(h.pauses), len(h.resumes)):
+        drawn = tuple(len(v) for v in h.events.values())
+        if self._marks_drawn != drawn:
             for line in self._event_lines:
                 self.plot.removeItem(line)
-            self._event_lines = [self._mark(x, "#c0392b", "paused") for x in h.pauses]
-            self._event_lines += [self._mark(x, "#27ae60", "resumed") for x in h.resumes]
-            self._marks_drawn = (len(h.pauses), len(h.resumes))
+            marks = sorted((x, kind) for kind, xs in h.events.items() for x in xs)
+            self._event_lines = [self._mark(x, kind, i) for i, (x, kind) in enumerate(marks)]
+            self._marks_drawn = drawn
         if self.views.currentWidget() is self.purpose_plot:  # the hidden view is drawn when it is shown
             self._redraw_purposes()
         self._update_bars()
+
+    def _legend(self, name: str, shown: bool) -> None:
+        """Only budgets that are set are listed."""
+        if shown and name not in self._in_legend:
+            self.legend.addItem(self.curves[name], name)
+            self._in_legend.add(name)
+        elif not shown and name in self._in_legend:
+            self.legend.removeItem(self.curves[name])
+            self._in_legend.discard(name)
+
+    def _show_overflow(self, name: str, xs: np.ndarray, ys: np.ndarray) -> None:
+        """The share past the top, in words, at the clipped line's end (e.g. "tokens 180%")."""
+        label = self.overflow_labels.get(name)
+        if len(ys) and ys[-1] > TOP:
+            if label is None:
+                label = pg.TextItem(color=COLOURS[name], anchor=(1, 1))
+                self.plot.addItem(label)
+                self.overflow_labels[name] = label
+            label.setText(f"{name} {ys[-1]:.0%}")
+            label.setPos(xs[-1], CLIP)
+            label.show()
+        elif label is not None:
+            label.hide()
 
     def _redraw_purposes(self) -> None:
         x, bands = self.history.stacked()
@@ -239,7 +303,7 @@ class BudgetPanel(QWidget):
             curve = self.purpose_curves.get(name)
             colour = PURPOSE_COLOURS[len(self.purpose_curves) % len(PURPOSE_COLOURS)]
             if curve is None:
-                curve = self.purpose_plot.plot([], [], pen=pg.mkPen(colour, width=1), name=name)
+                curve = self.purpose_plot.plot([], [], pen=pg.mkPen(colour, width=1), name=name, stepMode="left")
                 self.purpose_curves[name] = curve
                 fill = pg.FillBetweenItem(curve, below, brush=pg.mkBrush(colour + "90"))
                 curve.band = fill
@@ -247,9 +311,13 @@ class BudgetPanel(QWidget):
             curve.setData(x, top)
             below = curve
 
-    def _mark(self, x: float, colour: str, label: str) -> pg.InfiniteLine:
+    def _mark(self, x: float, kind: str, i: int) -> pg.InfiniteLine:
+        """A vertical line; its label low in the chart, on one of three heights in turn, so that a pause
+        and the resume after it, or marks close together, do not print over each other."""
+        colour, label = EVENT_MARKS[kind]
         line = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(colour, style=Qt.PenStyle.DotLine), label=label,
-                               labelOpts={"position": 0.95, "color": colour})
+                               labelOpts={"position": 0.06 + 0.09 * (i % 3), "color": colour,
+                                          "anchors": [(0, 0.5), (0, 0.5)]})
         self.plot.addItem(line)
         return line
 

@@ -256,6 +256,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.shown_seq = run.record.last_seq
         self._live_state = run.record.state
         self.budgets.load_series(self.journal.series(run.run_id), start=run.record.started_at)
+        # the last step reaches "now" while the run can still change (waiting is flat, not a gap)
+        self.budgets.live_clock = lambda: run.record.updated_at if run.state.final else time.time()
         self.tree.expandToDepth(1)
         self.bridge.attach(run)
         self.controls.bind(run)
