@@ -164,6 +164,20 @@ class Reading:
         listed["run_started"] = json.loads(started[0]) if started else {}
         return listed
 
+    def final_summary(self, run_id: str) -> str:
+        """The run's latest wrap-up (its Summarized event's text), or ""."""
+        with self._lock:
+            row = self._db.execute("SELECT data FROM events WHERE run_id=? AND type='summarized' "
+                                   "ORDER BY seq DESC LIMIT 1", (run_id,)).fetchone()
+        return str(json.loads(row[0]).get("text", "")) if row else ""
+
+    def event_at(self, run_id: str, seq: int) -> tuple[str, str | None] | None:
+        """(kind, goal id) of the run's event `seq`, for the timeline's label; None past the end."""
+        with self._lock:
+            row = self._db.execute("SELECT type, goal_id FROM events WHERE run_id=? AND seq=?",
+                                   (run_id, seq)).fetchone()
+        return (row[0], row[1]) if row else None
+
     def _expand(self, message: dict) -> dict:
         return guard.expand(message, self._text)
 

@@ -68,9 +68,13 @@ class InspectBar(QWidget):
         self.slider.setValue(max(1, last_seq))
         self.slider.blockSignals(False)
 
-    def show_moment(self, n: int, seconds: float | None, health: str) -> None:
+    def show_moment(self, n: int, seconds: float | None, health: str, event: tuple | None = None) -> None:
+        """`event`: (kind, goal id) of event n (Journal.event_at), named after its number."""
         at = f"  {seconds:.1f} s" if seconds is not None else ""
-        self.position.setText(f"event {n} of {self.last_seq}{at}")
+        what = ""
+        if event is not None:
+            what = f": {event[0].replace('_', ' ')}" + (f" {event[1]}" if event[1] else "")
+        self.position.setText(f"event {n} of {self.last_seq}{what}{at}")
         self.health.setText(health)
 
     def _on_slider_value_changed(self, _value: int) -> None:

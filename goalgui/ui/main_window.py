@@ -55,6 +55,8 @@ from .window_tree import GoalFilter, TreeFollowing
 
 log = logging.getLogger(__name__)
 STATUS_MS = 200  # the status line's figures refresh this often; state changes show at once
+RUNS_MS = 2000  # the Runs tab rereads the journal this often while it is shown
+HEALTH_TICKS = 5  # a live run's health numbers (a pass over its goals) once a second
 _STEERING_EVENTS = (ev.ConfirmationAsked, ev.ConfirmationAnswered, ev.PermissionModeChanged, ev.LimitsChanged)
 
 
@@ -75,6 +77,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self._closing_asked = False
         self.record: RunRecord | None = None  # the record shown (the live run's, or a moment's)
         self.summary: dict | None = None  # a journaled run shown from its projection (Journal.summary)
+        self.run_summary = ""  # a journaled run's wrap-up (a live run's is its record's)
         self.shown_run_id: str | None = None
         self.shown_seq = 0  # the last event shown
         self._moment_generation = 0
@@ -188,6 +191,9 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         run_layout.addWidget(self.main_split, 1)
         run_layout.addWidget(self.controls)
         run_layout.addWidget(self.modeline)
+        self.health_line = plain_label()  # a live run's health; a journaled one's is in the inspect bar
+        self.health_line.setWordWrap(True)
+        run_layout.addWidget(self.health_line)
         run_layout.addWidget(self.chat_log)
         run_layout.addWidget(self.command)
         self.runs_view = RunsView()
@@ -208,6 +214,9 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.gc_pacer = GcPacer(self)
         self.tick = QTimer(self)
         self.tick.setInterval(STATUS_MS)
+        self.runs_timer = QTimer(self)  # the Runs tab follows the journal while it is shown
+        self.runs_timer.setInterval(RUNS_MS)
+        self._ticks = 0
 
     def _connect_signals(self) -> None:
         self.bridge.events_committed.connect(self._on_bridge_events_committed)
@@ -230,6 +239,9 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.tree.header().sectionClicked.connect(self._on_tree_header_clicked)
         self.tick.timeout.connect(self._on_tick_timeout)
         self.tick.start()
+        self.runs_timer.timeout.connect(self._on_runs_timer_timeout)
+        self.runs_timer.start()
+        self.tabs.currentChanged.connect(lambda _i: self._on_runs_timer_timeout())
 
     # -- following and opening runs ------------------------------------------------
     #
@@ -249,6 +261,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.shown_run_id = run.run_id
         self.inspect.hide()
         self.interrupted_bar.hide()
+        self.health_line.clear()
+        self.health_line.show()
         self._followed = self._running_goal = None
         self._auto_expanded.clear()
         self.tree_model.load_record(run.record)
@@ -283,8 +297,9 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         return None
 
     async def _show_moment(self, run_id: str, n: int, generation: int) -> None:
-        record, series = await asyncio.to_thread(
-            lambda: (self.journal.load(run_id, upto=n), self.journal.series(run_id, upto=n)))
+        record, series, at = await asyncio.to_thread(
+            lambda: (self.journal.load(run_id, upto=n), self.journal.series(run_id, upto=n),
+                     self.journal.event_at(run_id, n)))
         if generation != self._moment_generation:  # the slider moved on, or another run was opened
             return
         self.record = record
@@ -294,7 +309,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.tree.expandToDepth(1)
         self.budgets.load_series(series + [(n, {**record.snapshot(), "marks": []})], start=record.started_at)
         self.inspect.show_moment(n, record.updated_at - record.started_at,
-                                 health_text(health(record), record.metrics.tokens_by_purpose))
+                                 health_text(health(record), record.metrics.tokens_by_purpose), at)
         self.statusBar().clearMessage()
         self._show_selected()
         self._update_status()
@@ -327,12 +342,17 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         if steering:  # the figures (tokens, goals, time) follow on the status timer
             self.controls.refresh()
             self._update_status()
+            if any(type(e) is ev.RunStateChanged for e in fresh):  # the Runs tab's row says it at once
+                self.refresh_runs()
 
     def _on_tick_timeout(self) -> None:
         """The figures of a live run (tokens, goals, elapsed) and what the controls allow, five times a second:
         per batch (30 Hz) it repainted half the window for numbers no one reads that fast."""
         if self.run is not None:
             self.controls.refresh()
+            self._ticks += 1
+            if self._ticks % HEALTH_TICKS == 0 or not self.health_line.text():
+                self.health_line.setText(health_text(health(self.run.record), self.run.record.metrics.tokens_by_purpose))
         self._update_status()
 
     def _on_bridge_events_committed(self, batch) -> None:
@@ -348,6 +368,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
             if self.run is not None:
                 totals["active"] = self.record.active_seconds(time.time())
             text = status_line(self.record.state.value, totals, self.record.stop_reason, waiting)
+            if self.run is None and self.summary is not None and self.shown_seq < self.summary["last_seq"]:
+                text = f"replay at event {self.shown_seq:,} of {self.summary['last_seq']:,}: {text}"
             objective = self.record.objective
         elif self.summary is not None:
             text = status_line(self.summary["state"], self.summary["totals"], self.summary["stop_reason"], waiting)

@@ -33,17 +33,25 @@ class GoalDetail(QTextBrowser):
         self.setOpenExternalLinks(False)
         self.setPlaceholderText("Select a goal to see what it was asked and what it answered.")
 
-    def show_goal(self, goal: Goal | None, events: Sequence[ev.Event] = ()) -> None:
-        """`events`: the goal's own events from the journal (its model and tool calls are shown)."""
-        if goal is None:
-            self.clear()
-            return
+    def show_goal(self, goal: Goal | None, events: Sequence[ev.Event] = (), summary: str = "") -> None:
+        """`events`: the goal's own events from the journal (its model and tool calls are shown).
+        `summary`: the run's wrap-up, shown with the root goal, and alone when no goal is selected."""
         e = html.escape
+        wrap_up = (f"<h3>Run summary</h3><pre style=\"white-space: pre-wrap\">{e(summary)}</pre>"
+                   if summary else "")
+        if goal is None:
+            if wrap_up:
+                self.setHtml(wrap_up)
+            else:
+                self.clear()
+            return
         rows = [
             f"<h3>{e(goal.id)}: {e(goal.text)}</h3>",
             f"<p><b>Status</b> {e(goal.status.value)} &nbsp; <b>Depth</b> {goal.depth} &nbsp; "
             f"<b>Attempts</b> {goal.attempts} &nbsp; <b>Tokens</b> {goal.tokens:,}</p>",
         ]
+        if goal.parent_id is None and wrap_up:
+            rows.append(wrap_up)
         if goal.note:
             rows.append(f"<p><b>Note</b> {e(goal.note)}</p>")
         if goal.verdict:
@@ -95,6 +103,7 @@ class RunsView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(self.COLUMNS.index("Started"), Qt.SortOrder.DescendingOrder)  # newest first
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.refresh_button)
@@ -107,15 +116,21 @@ class RunsView(QWidget):
         self.table.cellDoubleClicked.connect(lambda row, _col: self._open_row(row))
 
     def show_runs(self, runs: list[dict]) -> None:
+        """The runs, in the order the header says (newest first until another column is clicked);
+        the selected run stays selected across a refresh."""
+        selected = self.selected_run()
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(runs))
+        started_column = self.COLUMNS.index("Started")
         for row, r in enumerate(runs):
             duration = max(0.0, (r["updated_at"] or 0) - (r["started_at"] or 0))
             values = (r["run_id"], r["objective"], r["strategy"], r["state"], r["stop_reason"] or "",
-                      r["tokens"], r["goals"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started_at"])),
-                      duration)
+                      r["tokens"], r["goals"], r["started_at"] or 0.0, duration)
             for column, value in enumerate(values):
-                if isinstance(value, (int, float)):  # shown with separators, sorted as a number
+                if column == started_column:  # shown as a date, sorted as the time it is
+                    item = _NumberItem(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)))
+                    item.setData(Qt.ItemDataRole.UserRole, value)
+                elif isinstance(value, (int, float)):  # shown with separators, sorted as a number
                     item = _NumberItem(f"{value:,.0f}" + (" s" if column == 8 else ""))
                     item.setData(Qt.ItemDataRole.UserRole, value)
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -124,6 +139,16 @@ class RunsView(QWidget):
                 self.table.setItem(row, column, item)
         self.table.setSortingEnabled(True)
         self._on_search_text_changed(self.search.text())
+        if selected is not None:
+            for row in range(self.table.rowCount()):
+                if self.table.item(row, 0).text() == selected:
+                    self.table.selectRow(row)
+                    break
+
+    def selected_run(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        item = self.table.item(rows[0].row(), 0) if rows else None
+        return item.text() if item is not None else None
 
     def _on_search_text_changed(self, text: str) -> None:
         needle = text.strip().lower()

@@ -32,6 +32,7 @@ class JournaledRuns:
         self.run = None
         self.record = None
         self.summary = self.journal.summary(run_id)
+        self.run_summary = ""  # its wrap-up, read with the extras
         started = self.summary.get("run_started") or {}
         self.controls.bind(None, self.summary["totals"].get("mode") or started.get("permission_mode"))
         self.shown_run_id = run_id
@@ -44,6 +45,7 @@ class JournaledRuns:
         self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
                                  "reading the run's health…")
         self.inspect.show()
+        self.health_line.hide()  # the inspect bar holds a journaled run's health
         # the plots' series and the health numbers scan the whole run: read off the event loop
         self.extras_task = asyncio.ensure_future(self._show_journaled_extras(run_id, self._moment_generation))
         state = self.shown_state
@@ -57,10 +59,12 @@ class JournaledRuns:
 
 
     async def _show_journaled_extras(self, run_id: str, generation: int) -> None:
-        series, run_health = await asyncio.to_thread(
-            lambda: (self.journal.series(run_id), self.journal.health(run_id)))
+        series, run_health, wrap_up = await asyncio.to_thread(
+            lambda: (self.journal.series(run_id), self.journal.health(run_id), self.journal.final_summary(run_id)))
         if generation != self._moment_generation:  # another run or moment is shown by now
             return
+        self.run_summary = wrap_up
+        self._show_selected()
         self.budgets.load_series(series, start=self.summary["started_at"])
         self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
                                  health_text(run_health, self.summary["totals"].get("purpose", {})))
@@ -92,6 +96,24 @@ class JournaledRuns:
 
     def refresh_runs(self) -> None:
         self.runs_view.show_runs(self.journal.runs())
+
+    def _on_runs_timer_timeout(self) -> None:
+        """The Runs tab follows the journal (runs this window drives, and others' too) while it is shown:
+        read off the event loop, at most one read in flight."""
+        if self.tabs.currentWidget() is not self.runs_view or getattr(self, "_runs_reading", False):
+            return
+        self._runs_reading = True
+
+        async def read() -> None:
+            try:
+                runs = await asyncio.to_thread(self.journal.runs)
+                self.runs_view.show_runs(runs)
+            except JournalError as exc:
+                self.statusBar().showMessage(f"could not read the runs: {exc}", 8000)
+            finally:
+                self._runs_reading = False
+
+        self.runs_task = asyncio.ensure_future(read())
 
 
     def _offer_interrupted(self) -> None:

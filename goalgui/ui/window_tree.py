@@ -152,10 +152,11 @@ class TreeFollowing:
     def _show_selected(self) -> None:
         """The detail pane for the selected goal, from the record shown or from the journal."""
         goal_id = self._selected_goal_id()
+        summary = self.record.summary if self.record is not None else self.run_summary
         if not goal_id or self.shown_run_id is None:
-            self.detail.show_goal(None)
+            self.detail.show_goal(None, summary=summary if self.shown_run_id else "")
             return
         upto = self.shown_seq if self.record is not None and self.run is None else None
         events = self.journal.goal_events(self.shown_run_id, goal_id, upto=upto)
         goal = self.record.goals.get(goal_id) if self.record is not None else goal_from_events(events)
-        self.detail.show_goal(goal, events)
+        self.detail.show_goal(goal, events, summary)
