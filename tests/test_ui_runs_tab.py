@@ -59,3 +59,55 @@ def test_a_live_run_shows_its_health_and_its_summary_when_done(window, qloop, jo
     window.tree.clearSelection()
     window.tree.setCurrentIndex(window.tree_model.index(0, 0))  # the root goal carries the run's summary
     assert "Run summary" in window.detail.toHtml()
+
+
+def test_the_status_line_says_which_call_is_in_flight_and_when_a_rate_limit_lifts(window, qloop, journal):
+    """Issue 11, item 13."""
+    from goalgui.engine import RateLimited
+
+    from .models import FunctionModel, well_behaved
+
+    model = Gate()
+    run = Run.create("Write a report", model, sink=journal)
+    window.run_goal(run)
+    until(qloop, model.entered.is_set)
+    window._update_status()
+    goal = run.record.goals[run.calling[1]]
+    assert f"calling the model: execute for {goal.id} (" in window.modeline.text()
+    window.tree.setCurrentIndex(window.tree_model.index(0, 0))
+    model.release.set()
+    until(qloop, lambda: run.state.final, timeout=20)
+    window._update_status()
+    assert "calling the model" not in window.modeline.text()
+
+    calls = {"n": 0}
+
+    def limited(request):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise RateLimited("too many requests", retry_after=90)
+        return well_behaved(request)
+
+    limited_run = Run.create("Write a second report", FunctionModel(limited), sink=journal)
+    window.run_goal(limited_run)
+    until(qloop, lambda: window.shown_state is RunState.PAUSED, timeout=20)
+    window._update_status()
+    at = time.strftime("%H:%M:%S", time.localtime(limited_run.record.state_since + 90))
+    assert f"retry at {at} (in 9" in window.modeline.text() or f"retry at {at} (in 8" in window.modeline.text()
+    hit = limited_run.record.last_call_goal
+    assert window.tree_model.goal_marks == {hit: "rate limited"}
+    limited_run.cancel()
+
+
+def test_a_running_goal_with_a_result_says_it_is_being_verified(qtbot):
+    from goalgui.engine.record import Goal, GoalStatus
+    from goalgui.ui.panes import GoalDetail
+
+    detail = GoalDetail()
+    qtbot.addWidget(detail)
+    goal = Goal("g2", "g1", 1, "Find the prices", status=GoalStatus.RUNNING, result="three prices")
+    detail.show_goal(goal)
+    assert "Attempts 0 (+1 being verified)" in detail.toPlainText()
+    goal.status = GoalStatus.DONE
+    detail.show_goal(goal)
+    assert "Attempts 0 " in detail.toPlainText() and "+1" not in detail.toPlainText()

@@ -78,6 +78,7 @@ class ModelCalls:
             deadline=None if remaining is None else time.monotonic() + remaining,
         )
         started = time.perf_counter()
+        self.calling = (purpose, goal.id if goal else None, time.time())  # what the window shows in flight
         try:
             if remaining is None:
                 reply = await self.model.complete(request)
@@ -102,6 +103,8 @@ class ModelCalls:
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, a plugin's bug: none ends goalgui
             log.warning("model %s raised", getattr(self.model, "name", "?"), exc_info=True)
             raise self._model_failed(request, goal, started, type(exc).__name__, str(exc)) from None
+        finally:
+            self.calling = None
         try:
             reply = checked(reply)
         except BadResponse as exc:

@@ -121,6 +121,8 @@ class RunRecord:
         self.stop_reason: str | None = None
         self.outcome: str | None = None
         self.summary = ""
+        self.state_since = 0.0  # when the run entered its state (a rate limit's wait counts from here)
+        self.last_call_goal: str | None = None  # the goal of the latest model call (a rate limit hit it)
         self.summarized_at_calls: int | None = None  # a wrap-up is not written twice for one stop
         self.summarized_reason: str | None = None
         self.operator_messages: list[str] = []
@@ -303,6 +305,7 @@ class RunRecord:
             end = e.ts if e.active_until is None else min(e.ts, e.active_until)
             self.metrics.active_seconds += max(0.0, end - self.active_since)
             self.active_since = None
+        self.state_since = e.ts
         if new is RunState.ACTIVE:
             self.active_since = e.ts
             self.stop_reason = None
@@ -368,6 +371,7 @@ class RunRecord:
         m.tokens_by_purpose[e.purpose] = m.tokens_by_purpose.get(e.purpose, 0) + spent
         if e.estimated:
             m.tokens_estimated += spent
+        self.last_call_goal = e.goal_id
         goal = self.goals.get(e.goal_id) if e.goal_id else None
         if e.purpose == "work" and e.goal_id and not e.cancelled:  # the cursor's rounds of a task
             self.rounds[e.goal_id] = self.rounds.get(e.goal_id, 0) + 1

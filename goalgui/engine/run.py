@@ -60,6 +60,7 @@ class Run(ModelCalls, ToolCalls):
         self.model = model
         self.prompts = prompts.for_model(model)
         self._turn_boundary = False  # the next model call opens a turn: it carries the goal injection
+        self.calling: tuple[str, str | None, float] | None = None  # (purpose, goal id, since) of the call in flight
         self.confirmer = confirmer
         self.clock = clock
         self.recorder = Recorder(record, sink, clock)

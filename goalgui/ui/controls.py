@@ -6,6 +6,8 @@ A button is enabled only when its action is legal in the run's state.
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Callable
 
 from PySide6.QtCore import Signal
@@ -50,6 +52,25 @@ def status_line(state: str, totals: dict, stop_reason: str | None = None, waitin
     if waiting:
         parts.append("WAITING FOR YOUR CONFIRMATION")
     return "  ·  ".join(parts)
+
+
+_RETRY = re.compile(r"retry after ([0-9.]+) s")
+
+
+def now_doing(run, now: float) -> str:
+    """What a live run is doing this moment, for the status line: the model call in flight (purpose,
+    goal, how long), or the clock time a rate limit said to retry at and how long is left."""
+    if run.calling is not None and run.state is RunState.ACTIVE:
+        purpose, goal_id, since = run.calling
+        return f"  ·  calling the model: {purpose}{' for ' + goal_id if goal_id else ''} ({max(0.0, now - since):.0f} s)"
+    reason = run.record.stop_reason or ""
+    found = _RETRY.search(reason) if run.state is RunState.PAUSED and reason.startswith("rate limited") else None
+    if found is None:
+        return ""
+    at = run.record.state_since + float(found.group(1))
+    left = at - now
+    clock = time.strftime("%H:%M:%S", time.localtime(at))
+    return f"  ·  retry at {clock} (in {left:.0f} s)" if left > 0 else f"  ·  the rate limit allowed a retry at {clock}: resume"
 
 
 class RaiseBudgetDialog(QDialog):

@@ -37,7 +37,7 @@ from ..terminal import shown
 from .bridge import EventBridge
 from .budget_panel import BudgetPanel
 from .confirm_dialog import DialogConfirmer
-from .controls import ControlBar, status_line
+from .controls import ControlBar, now_doing, status_line
 from .gc_pacer import GcPacer
 from .icon import app_icon
 from .theme import is_dark
@@ -383,8 +383,11 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
             workspace, model = (started.get("options") or {}).get("workspace"), started.get("model")
         state = self.shown_state
         reason = self.record.stop_reason if self.record is not None else (self.summary or {}).get("stop_reason")
-        if self.tree_model.set_waiting(state.value if state is not None else None, reason):
+        hit = self.record.last_call_goal if self.record is not None else None
+        if self.tree_model.set_waiting(state.value if state is not None else None, reason, hit):
             self.tree.viewport().update()
+        if self.run is not None:
+            text += now_doing(self.run, time.time())
         self.modeline.setText(text + (f"  ·  model {shown(model)}" if model else "")
                               + (f"  ·  workspace {workspace}" if workspace else ""))
         if self.tray is not None:

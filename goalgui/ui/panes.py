@@ -48,7 +48,7 @@ class GoalDetail(QTextBrowser):
         rows = [
             f"<h3>{e(goal.id)}: {e(goal.text)}</h3>",
             f"<p><b>Status</b> {e(goal.status.value)} &nbsp; <b>Depth</b> {goal.depth} &nbsp; "
-            f"<b>Attempts</b> {goal.attempts} &nbsp; <b>Tokens</b> {goal.tokens:,}</p>",
+            f"<b>Attempts</b> {goal.attempts}{_in_progress(goal)} &nbsp; <b>Tokens</b> {goal.tokens:,}</p>",
         ]
         if goal.parent_id is None and wrap_up:
             rows.append(wrap_up)
@@ -72,6 +72,15 @@ class GoalDetail(QTextBrowser):
         for tool in (e for e in events if type(e) is ev.ToolCalled):
             rows.append(f"<p>tool <b>{e(tool.name)}</b> {e(str(tool.arguments))} → {e(tool.result[:500])}</p>")
         self.setHtml("".join(rows))
+
+
+def _in_progress(goal: Goal) -> str:
+    """Attempts count judged executions: a result being checked is one more, on its way."""
+    if goal.status.value != "running" or goal.children:  # a split goal runs through its sub-goals
+        return ""
+    if goal.result and not goal.verdict:
+        return " (+1 being verified)"
+    return " (+1 running)"
 
 
 class _NumberItem(QTableWidgetItem):

@@ -85,10 +85,15 @@ class GoalTreeModel(QAbstractItemModel):
         self._fetching = False
         # what a status means while the run is stopped, shown after it: {"abandoned": "waiting on the budget"}
         self.waiting: dict[str, str] = {}
+        self.goal_marks: dict[str, str] = {}  # one goal's own mark: the rate limit that hit it
 
-    def set_waiting(self, state: str | None, stop_reason: str | None) -> bool:
-        """Say what unfinished goals wait for, from the run's state; True when that changed (repaint)."""
+    def set_waiting(self, state: str | None, stop_reason: str | None, hit: str | None = None) -> bool:
+        """Say what unfinished goals wait for, from the run's state (and mark the goal `hit` by a rate
+        limit); True when that changed (repaint)."""
         reason = stop_reason or ""
+        marks = {hit: "rate limited"} if hit and state == "paused" and reason.startswith("rate limited") else {}
+        changed = marks != self.goal_marks
+        self.goal_marks = marks
         if state == "blocked" and reason.startswith("budget:"):
             waiting = {"abandoned": "waiting on the budget", "pending": "waiting on the budget"}
         elif state == "blocked":
@@ -98,7 +103,7 @@ class GoalTreeModel(QAbstractItemModel):
         else:
             waiting = {}
         if waiting == self.waiting:
-            return False
+            return changed
         self.waiting = waiting
         return True
 
@@ -325,7 +330,8 @@ class GoalTreeModel(QAbstractItemModel):
                 return f"{node.goal_id}  {node.text}"
             if column == 3:  # the mark and the word: readable without colour
                 mark = f"{STATUS_MARK.get(node.status, '?')} {node.status}"
-                waiting = self.waiting.get(node.status)
+                waiting = self.goal_marks.get(node.goal_id) if self.goal_marks else None
+                waiting = waiting or self.waiting.get(node.status)
                 if waiting:
                     mark = f"{mark} · {waiting}"
                 return f"{mark} (reused)" if node.reused else mark
