@@ -68,14 +68,15 @@ def test_the_test_button_calls_the_provider_over_http(dialog, qloop):
         fill(dialog, "local-server", server.url + "/v1", key="sk-test-123")
         dialog.test_button.click()
         until(qloop, lambda: dialog.test_task.done())
-        assert dialog.test_result.text().startswith("answered in") and "'OK'" in dialog.test_result.text()
+        assert dialog.test_result.text().startswith(f"{server.url}/v1 answered in") and "'OK'" in dialog.test_result.text()
         request = server.requests[-1]
         assert request["path"] == "/v1/chat/completions"
         assert request["headers"].get("Authorization") == "Bearer sk-test-123"
-    fill(dialog, "dead", dead_port_url())
+    dead = dead_port_url()
+    fill(dialog, "dead", dead)
     dialog.test_button.click()
     until(qloop, lambda: dialog.test_task.done(), timeout=30)
-    assert dialog.test_result.text().startswith("failed:") and "\n" not in dialog.test_result.text()
+    assert dialog.test_result.text().startswith(f"failed ({dead}):") and "\n" not in dialog.test_result.text()
 
 
 def test_defaults_and_journal_location_are_saved(dialog, tmp_path):
@@ -107,3 +108,45 @@ def test_the_theme_turns_the_palette_dark_and_back(dialog):
         assert app.palette().color(QPalette.ColorRole.Window).lightness() > 200
     finally:
         apply_theme("system")
+
+
+def test_enter_in_a_field_saves_the_profile_and_a_profile_can_be_chosen_again_after_new(dialog, qtbot):
+    """Issue 11, item 17."""
+    from PySide6.QtCore import Qt
+
+    fill(dialog, "work", "https://api.example.test/v1", key=KEY)
+    qtbot.keyClick(dialog.model, Qt.Key.Key_Return)  # used to press New and clear the form
+    assert dialog.error.text() == "" and "work" in Settings.load().profiles
+    assert dialog.name.text() == "work" and dialog.model.text() == "gpt-test"
+    dialog.new_button.click()
+    assert dialog.name.text() == ""
+    item = dialog.profile_list.item(0)
+    qtbot.mouseClick(dialog.profile_list.viewport(), Qt.MouseButton.LeftButton,
+                     pos=dialog.profile_list.visualItemRect(item).center())
+    assert dialog.name.text() == "work"  # chosen again: "bad profile name ''" no more
+    dialog.model.setText("gpt-other")
+    dialog.save_button.click()
+    assert dialog.error.text() == "" and Settings.load().profiles["work"].model == "gpt-other"
+
+
+def test_a_key_typed_without_a_keyring_is_kept_and_the_error_says_what_to_do(dialog, monkeypatch):
+    import goalgui.settings as settings_module
+
+    monkeypatch.setattr(settings_module, "keyring_problem", lambda: "no system keyring is available (backend: "
+                        "fail.Keyring); start and unlock one, or give the key in an environment variable with --key-env VAR")
+    fill(dialog, "work", "https://api.example.test/v1", key=KEY)
+    dialog.save_button.click()
+    assert dialog.key.text() == KEY  # not thrown away
+    assert "the key was not saved" in dialog.error.text() and "Key variable" in dialog.error.text()
+    assert "--key-env" not in dialog.error.text() and "work" not in Settings.load().profiles
+
+
+def test_errors_do_not_outlive_the_dialog_and_the_journal_in_use_is_shown(dialog):
+    fill(dialog, "bad name!", "https://x.test")
+    dialog.save_button.click()
+    assert dialog.error.text()
+    dialog.close()
+    dialog.show()
+    assert dialog.error.text() == ""
+    assert f"In use now: {paths.journal_path()}" == dialog.journal_in_use.text()
+    assert str(paths.journal_path()) in dialog.journal_path.placeholderText()

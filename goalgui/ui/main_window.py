@@ -421,7 +421,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         from .settings_dialog import SettingsDialog
 
         if self.settings_dialog is None:
-            self.settings_dialog = SettingsDialog(self.settings, self.model_choices(), self)
+            self.settings_dialog = SettingsDialog(self.settings, self.model_choices(), self,
+                                                  journal_used=getattr(self.journal, "path", None))
             self.settings_dialog.saved.connect(self._on_settings_saved)
         self.settings_dialog.show()
         self.settings_dialog.raise_()

@@ -89,6 +89,10 @@ class NewGoalDialog(QDialog):
         form.addRow(buttons)
         self.draft_button.clicked.connect(self._on_draft_clicked)
 
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        self.error.clear()  # opened again: last time's refusal is not this time's
+        super().showEvent(event)
+
     def fill(self, draft: dict) -> None:
         for name, edit in self.fields.items():
             edit.setPlainText(draft.get(name, ""))

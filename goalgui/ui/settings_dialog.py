@@ -8,7 +8,7 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,10 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .. import paths
 from ..engine.lifecycle import InputError
 from ..engine.permissions import PERMISSION_MODES
 from ..engine.strategies import BUILT
-from ..settings import KINDS, PROMPT_PROFILES, THEMES, Profile, Settings, delete_key, find_key, store_key
+from ..settings import (KINDS, PROMPT_PROFILES, THEMES, KeyringUnavailable, Profile, Settings, delete_key, find_key,
+                        store_key)
 from .plain import plain_label
 
 log = logging.getLogger(__name__)
@@ -42,10 +44,11 @@ class SettingsDialog(QDialog):
 
     saved = Signal(object)
 
-    def __init__(self, settings: Settings, model_choices, parent: QWidget | None = None):
+    def __init__(self, settings: Settings, model_choices, parent: QWidget | None = None, journal_used=None):
         super().__init__(parent)
         self.setWindowTitle("goalgui settings")
         self.settings = settings
+        self.journal_used = journal_used  # the journal the window has open
         self.test_task: asyncio.Future | None = None
         tabs = QTabWidget()
         tabs.addTab(self._profiles_page(), "Providers")
@@ -63,6 +66,12 @@ class SettingsDialog(QDialog):
         self.tabs = tabs
         self._refresh_list()
         self.resize(640, 480)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        """Opened again: no error or test answer left from last time."""
+        self.error.clear()
+        self.test_result.clear()
+        super().showEvent(event)
 
     # -- profiles --------------------------------------------------------------------
 
@@ -120,7 +129,12 @@ class SettingsDialog(QDialog):
         layout = QHBoxLayout(page)
         layout.addWidget(self.profile_list)
         layout.addLayout(right, 1)
+        for button in (self.new_button, self.save_button, self.remove_button, self.test_button):
+            button.setAutoDefault(False)  # Enter in a field must not press New (and clear the form)
+        for field in (self.name, self.base_url, self.model, self.key, self.key_env, self.embeddings):
+            field.returnPressed.connect(self.save_profile)  # Enter saves, as in any form
         self.profile_list.currentTextChanged.connect(self._on_profile_list_current_text_changed)
+        self.profile_list.itemClicked.connect(lambda item: self._on_profile_list_current_text_changed(item.text()))
         self.new_button.clicked.connect(self._on_new_clicked)
         self.save_button.clicked.connect(self.save_profile)
         self.remove_button.clicked.connect(self.remove_profile)
@@ -159,7 +173,9 @@ class SettingsDialog(QDialog):
         self.test_result.clear()
 
     def _on_new_clicked(self) -> None:
-        self.profile_list.clearSelection()
+        self.profile_list.blockSignals(True)
+        self.profile_list.setCurrentRow(-1)  # no current row: clicking any profile, the last one too, loads it
+        self.profile_list.blockSignals(False)
         for field in (self.name, self.base_url, self.model, self.key, self.key_env, self.embeddings):
             field.clear()
         self.key.setPlaceholderText("stored in the system keyring, never in a file")
@@ -187,7 +203,13 @@ class SettingsDialog(QDialog):
             profile = self._form_profile()
             key = self.key.text().strip()
             if key:
-                store_key(profile.name, key)
+                try:
+                    store_key(profile.name, key)
+                except KeyringUnavailable as exc:
+                    # the key typed is kept in its (hidden) field, not thrown away: say what works here
+                    raise InputError(f"{str(exc).split(';')[0]}: the key was not saved. Start and unlock a "
+                                     "keyring, or put the key in an environment variable and name it in "
+                                     "Key variable (it is then read from there)") from None
             elif profile.kind == "anthropic" and not find_key(profile):  # OpenAI-compatible servers may need none
                 raise InputError("an anthropic profile needs a key: type it, or name a key variable")
             self.settings.profiles[profile.name] = profile
@@ -195,8 +217,7 @@ class SettingsDialog(QDialog):
         except InputError as exc:
             self.error.setText(str(exc))
             return None
-        finally:
-            self.key.clear()  # the key never stays in a widget
+        self.key.clear()  # stored: the key never stays in a widget
         self._refresh_list(profile.name)
         self.saved.emit(self.settings)
         return profile
@@ -225,15 +246,19 @@ class SettingsDialog(QDialog):
 
         self.test_button.setEnabled(False)
         self.test_result.setText("testing…")
+        url = self.base_url.text().strip()
+        at = f" ({url})" if url else ""
         try:
             profile = self._form_profile()
             text, model, seconds = await probe(profile, self.key.text().strip() or None)
-            outcome = f"answered in {seconds * 1000:.0f} ms by {model}: {text[:60]!r}"
-        except (InputError, ProviderError) as exc:
+            outcome = f"{profile.base_url} answered in {seconds * 1000:.0f} ms by {model}: {text[:60]!r}"
+        except InputError as exc:
             outcome = f"failed: {exc}"
+        except ProviderError as exc:
+            outcome = f"failed{at}: {exc}"
         except Exception as exc:  # one line for the person, the trace in the log
             log.info("profile test failed", exc_info=True)
-            outcome = f"failed: {exc}"
+            outcome = f"failed{at}: {exc}"
         finally:
             self.test_button.setEnabled(True)
         self.test_result.setText(outcome)
@@ -301,7 +326,10 @@ class SettingsDialog(QDialog):
     def _general_page(self) -> QWidget:
         page = QWidget()
         self.journal_path = QLineEdit(self.settings.journal or "")
-        self.journal_path.setPlaceholderText("the default, in goalgui's data folder")
+        self.journal_path.setPlaceholderText(f"the default: {paths.journal_path()}")
+        self.journal_in_use = plain_label(f"In use now: {self.journal_used or paths.journal_path(self.settings.journal)}")
+        self.journal_in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.journal_in_use.setWordWrap(True)
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._on_browse_clicked)
         path_row = QHBoxLayout()
@@ -314,6 +342,7 @@ class SettingsDialog(QDialog):
         self.save_general_button = QPushButton("Save")
         form = QFormLayout(page)
         form.addRow("Journal file", path_row)
+        form.addRow(self.journal_in_use)
         form.addRow(QLabel("A new journal location is used from the next start; runs stay where they were."))
         form.addRow("Theme", self.theme)
         form.addRow(self.save_general_button)
