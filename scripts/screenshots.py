@@ -23,45 +23,65 @@ async def wait_for(predicate, timeout=30.0):
         await asyncio.sleep(0.05)
 
 
-def grab(app, path: Path) -> None:
-    screen = app.primaryScreen()
-    screen.grabWindow(0).save(str(path))
+def grab(app, window, path: Path) -> None:
+    """The window's area of the screen (dialogs over it included)."""
+    g = window.frameGeometry()
+    app.primaryScreen().grabWindow(0, g.x(), g.y(), g.width(), g.height()).save(str(path))
     print(f"saved {path}")
+
+
+SIZES = {"": (1600, 1000), "small-": (900, 600)}
 
 
 async def scenario(app, window, out: Path) -> None:
     from goalgui.engine import Limits, RunState
-
-    window.setGeometry(30, 30, 1320, 820)
-    run = window.start_goal({"objective": "Produce a market analysis of UK meal-kit services with a pricing "
-                                          "recommendation", "criteria": "", "strategy": "goal-stack",
-                             "model": "scripted:rehearsal", "limits": Limits(tokens=120_000, turns=12),
-                             "mode": "ask"})
-    await wait_for(lambda: window.confirmer.open_dialogs)
-    dialog = window.confirmer.open_dialogs[0]
-    dialog.move(700, 150)
-    await asyncio.sleep(0.6)
-    grab(app, out / "live-confirmation.png")
-    dialog.approve_button.click()
-    run.set_permission_mode("auto")
-    await wait_for(lambda: run.state is not RunState.ACTIVE, 60)
-    await asyncio.sleep(0.5)
-    shown = []
-    window.moment_shown.connect(shown.append)
-    window.refresh_runs()
-    window.show_journaled(run.run_id)  # as the Runs view opens it: read from the journal
-    await wait_for(lambda: shown)
-    window.tree.expandAll()
-    model = window.tree.model()
-    window.tree.setCurrentIndex(model.index(2, 0, model.index(0, 0)))
-    await asyncio.sleep(0.6)
-    grab(app, out / "finished-run.png")
-    window.budgets.views.setCurrentWidget(window.budgets.purpose_plot)
     from goalgui.ui.theme import apply_theme
 
-    apply_theme("dark")
-    await asyncio.sleep(0.6)
-    grab(app, out / "finished-run-dark.png")
+    for prefix, (width, height) in SIZES.items():
+        apply_theme("light")
+        window.setGeometry(0, 0, width, height)
+        window.tabs.setCurrentIndex(0)
+        window.budgets.views.setCurrentWidget(window.budgets.plot)
+        run = window.start_goal({"objective": "Produce a market analysis of UK meal-kit services with a pricing "
+                                              "recommendation", "criteria": "Every price has a source",
+                                 "strategy": "goal-stack", "model": "scripted:rehearsal",
+                                 "limits": Limits(tokens=40_000, turns=12), "mode": "ask"})
+        await wait_for(lambda: window.confirmer.open_dialogs)
+        dialog = window.confirmer.open_dialogs[0]
+        dialog.move(width - dialog.width() - 20, 60)
+        await asyncio.sleep(0.6)
+        grab(app, window, out / f"{prefix}live-confirmation.png")
+        dialog.approve_button.click()
+        run.set_permission_mode("auto")
+        await wait_for(lambda: run.state is not RunState.ACTIVE, 60)
+        if run.state is RunState.BLOCKED:  # the token budget: raise it and let it finish
+            await asyncio.sleep(0.8)
+            grab(app, window, out / f"{prefix}blocked-by-budget.png")
+            run.set_limits(tokens=400_000)
+            run.resume()
+            run.start()
+            await wait_for(lambda: run.state.final, 60)
+        await asyncio.sleep(0.5)
+        shown = []
+        window.moment_shown.connect(shown.append)
+        window.refresh_runs()
+        window.show_journaled(run.run_id)  # as the Runs view opens it: read from the journal
+        await wait_for(lambda: shown)
+        window.moment_shown.disconnect()
+        window.tree.expandAll()
+        model = window.tree.model()
+        window.tree.setCurrentIndex(model.index(2, 0, model.index(0, 0)))
+        await asyncio.sleep(0.6)
+        grab(app, window, out / f"{prefix}finished-run.png")
+        apply_theme("dark")
+        await asyncio.sleep(0.6)
+        grab(app, window, out / f"{prefix}finished-run-dark.png")
+        window.budgets.views.setCurrentWidget(window.budgets.purpose_plot)
+        await asyncio.sleep(0.4)
+        grab(app, window, out / f"{prefix}tokens-by-purpose-dark.png")
+        window.tabs.setCurrentWidget(window.runs_view)
+        await asyncio.sleep(0.4)
+        grab(app, window, out / f"{prefix}runs-dark.png")
 
 
 def main() -> int:

@@ -52,7 +52,8 @@ def test_curves_markers_and_bars_match_the_budget_events(qtbot):
     tokens_x, tokens_y = panel.curves["tokens"].getData()
     final_limit = run.record.limits.tokens
     assert tokens_y[-1] == run.record.metrics.tokens / final_limit
-    assert panel.bars["turns"].format().startswith(f"{run.record.metrics.turns} turns of")
+    assert panel.bars["turns"].format() == f"{run.record.metrics.turns} / {run.record.limits.turns}"
+    assert panel.bars["turns"].toolTip().startswith(f"turns: {run.record.metrics.turns} used of")
 
 
 def test_a_run_with_no_budget_shows_what_it_spent(qtbot):
@@ -61,7 +62,7 @@ def test_a_run_with_no_budget_shows_what_it_spent(qtbot):
     run, _ = replay_into(panel, Limits())
     xs, _ys = panel.curves["tokens"].getData()
     assert xs is None or len(xs) == 0  # no token budget: no share to plot
-    assert panel.bars["tokens"].format() == f"{run.record.metrics.tokens:,} tokens (no limit)"
+    assert panel.bars["tokens"].format() == f"{run.record.metrics.tokens:,} / none"
     assert panel.curves["goals"].getData()[1][-1] == run.record.metrics.goals_created / 25
 
 
@@ -108,7 +109,7 @@ def test_use_is_drawn_in_steps_clipped_at_the_top_with_marks_that_do_not_overlap
         panel.add({"ts": ts, "tokens": tokens, "goals": 3, "limits": lim, "purpose": {"execute": tokens}}, marks)
     panel.redraw()
     curve = panel.curves["tokens"]
-    assert curve.opts["stepMode"] == "left"  # the wait from 103 s to 150 s is flat at the blocked value
+    assert curve.opts["stepMode"] == "right"  # the wait from 103 s to 150 s is flat at the blocked value
     xs, ys = curve.getData()
     assert list(xs) == [1, 2, 3, 50, 51] and ys.max() == CLIP  # 180% is drawn at the clip line
     assert ys[3] == 1800 / 4000  # the raise is a drop, at the moment it happened

@@ -243,7 +243,8 @@ class Run(ModelCalls, ToolCalls):
         check_transition(self.record.state, RunState.ACTIVE)
         for goal in self.record.goals.values():
             if goal.status is GoalStatus.ABANDONED:
-                self.set_goal(goal, status=GoalStatus.PENDING, note=_join(goal.note, "taken up again on resume"))
+                kept = goal.note.replace(WAITING_ON_BUDGET, "").strip("; ")
+                self.set_goal(goal, status=GoalStatus.PENDING, note=_join(kept, "stopped by a budget, taken up again"))
         self._transition(RunState.ACTIVE)
         self.strategy.rebuild()
         self.recorder.flush()

@@ -34,6 +34,8 @@ CLIP = 1.2  # a share past the top is drawn here, marked with its value
 # vertical marks: colour and label; labels sit low in the chart, staggered, away from the legend
 EVENT_MARKS = {"paused": ("#c0392b", "paused"), "blocked": ("#7b241c", "blocked"), "resumed": ("#27ae60", "resumed"),
                "limits": ("#2471a3", "limit changed")}
+BARS_IN_ONE_ROW = 620  # px of panel width the four bars need side by side
+SHORT = 300  # px of panel height below which the axis titles give their room to the plot
 CAPACITY = 20_000  # points kept per series; when full, every other point is dropped and the step doubles
 REDRAW_MS = 200
 
@@ -147,12 +149,14 @@ class BudgetPanel(QWidget):
         self.plot.addLegend(offset=(4, 2), colCount=4)
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
-        self.plot.addItem(pg.InfiniteLine(0.75, angle=0, pen=pg.mkPen("#7f8c8d", style=Qt.PenStyle.DashLine),
-                                          label="75% nudge", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]}))
-        self.plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("#c0392b", width=2),
-                                          label="100% stop", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]}))
+        self.nudge_line = pg.InfiniteLine(0.75, angle=0, pen=pg.mkPen("#7f8c8d", style=Qt.PenStyle.DashLine),
+                                          label="75% nudge", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
+        self.plot.addItem(self.nudge_line)
+        self.stop_line = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("#c0392b", width=2), label="100% stop",
+                                         labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)], "color": "#c0392b"})
+        self.plot.addItem(self.stop_line)
         # each sample holds until the next: steps (a raise is a drop, a wait is flat)
-        self.curves = {name: self.plot.plot([], [], pen=pg.mkPen(COLOURS[name], width=2), stepMode="left")
+        self.curves = {name: self.plot.plot([], [], pen=pg.mkPen(COLOURS[name], width=2), stepMode="right")
                        for name in BUDGETS}
         self.legend = self.plot.plotItem.legend
         self._in_legend: set[str] = set()
@@ -180,16 +184,22 @@ class BudgetPanel(QWidget):
         self.views.addTab(self.purpose_plot, "Tokens by purpose")
         self.views.currentChanged.connect(lambda _i: self.redraw())
         self.bars: dict[str, QProgressBar] = {}
-        grid = QGridLayout()  # two by two: the plot keeps the height
-        for i, name in enumerate(BUDGETS):
+        grid = QGridLayout()  # one row where it fits (the plot keeps the height), two in a narrow panel
+        grid.setHorizontalSpacing(4)
+        self._bar_labels = {}
+        for name in BUDGETS:
             bar = QProgressBar()
             bar.setRange(0, 1000)
             bar.setTextVisible(True)
-            row, column = divmod(i, 2)
-            grid.addWidget(QLabel(name), row, 2 * column)
-            grid.addWidget(bar, row, 2 * column + 1)
             self.bars[name] = bar
+            self._bar_labels[name] = QLabel(name)
+        self.grid = grid
+        self._bar_columns = 0
+        self._place_bars(4)
+        self.plot.setMinimumHeight(120)
+        self.purpose_plot.setMinimumHeight(120)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.views, 1)
         layout.addLayout(grid)
         self._timer = QTimer(self)
@@ -197,16 +207,45 @@ class BudgetPanel(QWidget):
         self._timer.timeout.connect(self._on_timer_timeout)
         self._timer.start()
 
+    def _place_bars(self, per_row: int) -> None:
+        if per_row == self._bar_columns:
+            return
+        self._bar_columns = per_row
+        for i, name in enumerate(BUDGETS):
+            row, column = divmod(i, per_row)
+            self.grid.addWidget(self._bar_labels[name], row, 2 * column)
+            self.grid.addWidget(self.bars[name], row, 2 * column + 1)
+        for column in range(8):
+            self.grid.setColumnStretch(column, 1 if column % 2 and column < 2 * per_row else 0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        """A narrow panel puts the bars two by two; a short one drops the axis titles for the plot."""
+        super().resizeEvent(event)
+        self._place_bars(4 if event.size().width() >= BARS_IN_ONE_ROW else 2)
+        short = event.size().height() < SHORT
+        for plot, left in ((self.plot, "share of budget used"), (self.purpose_plot, "tokens")):
+            plot.setLabel("left", "" if short else left)
+            plot.setLabel("bottom", "" if short else "seconds since start")
+
     def restyle(self, palette) -> None:
-        """Axes and labels in the palette's text colour (light or dark theme)."""
+        """Background, axes, legend and labels in the palette's colours (light or dark theme), applied
+        when the theme changes, not only at start."""
         from PySide6.QtGui import QPalette
 
         text = palette.color(QPalette.ColorRole.WindowText)
+        base = palette.color(QPalette.ColorRole.Base)
         for plot in (self.plot, self.purpose_plot):
+            plot.setBackground(base)
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
                 axis.setPen(pg.mkPen(text))
                 axis.setTextPen(pg.mkPen(text))
+            legend = plot.plotItem.legend
+            if legend is not None:
+                legend.setLabelTextColor(text)
+                for _sample, label in legend.items:  # the ones listed already take the colour too
+                    label.setText(label.text, color=text)
+        self.nudge_line.label.setColor(text)
 
     def reset(self, start: float | None = None) -> None:
         """Show another run (or moment); `start` is when it began. Following a live run sets
@@ -258,7 +297,8 @@ class BudgetPanel(QWidget):
         spots = []
         for x, name in h.nudges:
             xs, ys = h.data(name)
-            y = float(ys[max(0, np.searchsorted(xs, x, side="right") - 1)]) if len(xs) else 0.75
+            # the share the nudge saw: the batch that carried it is the first sample at or after it
+            y = float(ys[min(len(ys) - 1, np.searchsorted(xs, x, side="left"))]) if len(xs) else 0.75
             spots.append({"pos": (x, min(y, CLIP)), "data": name})
         self.nudge_marks.setData(spots)
         drawn = tuple(len(v) for v in h.events.values())
@@ -303,7 +343,7 @@ class BudgetPanel(QWidget):
             curve = self.purpose_curves.get(name)
             colour = PURPOSE_COLOURS[len(self.purpose_curves) % len(PURPOSE_COLOURS)]
             if curve is None:
-                curve = self.purpose_plot.plot([], [], pen=pg.mkPen(colour, width=1), name=name, stepMode="left")
+                curve = self.purpose_plot.plot([], [], pen=pg.mkPen(colour, width=1), name=name, stepMode="right")
                 self.purpose_curves[name] = curve
                 fill = pg.FillBetweenItem(curve, below, brush=pg.mkBrush(colour + "90"))
                 curve.band = fill
@@ -324,21 +364,23 @@ class BudgetPanel(QWidget):
     def _update_bars(self) -> None:
         s = self.history.latest
         limits = s.get("limits", {})
-        spent = {"tokens": _count(s.get("tokens", 0), "token"), "turns": _count(s.get("turns", 0), "turn"),
-                 "goals": _count(s.get("goals", 0), "goal"), "time": f"{s.get('active', 0):.0f} s"}
         for name, bar in self.bars.items():
             spent_key, limit_key = _SHARE[name]
             limit = limits.get(limit_key)
-            if limit:
-                value = int(min(1.0, s.get(spent_key, 0) / limit) * 1000)
-                text = f"{spent[name]} of {limit:,.0f}" + (" s" if name == "time" else "")
+            used = s.get(spent_key, 0)
+            unit = " s" if name == "time" else ""
+            if limit:  # short enough for a narrow bar; the tooltip says it in words
+                value = int(min(1.0, used / limit) * 1000)
+                text = f"{used:,.0f} / {limit:,.0f}{unit}"
+                tip = f"{name}: {used:,.0f}{unit} used of {limit:,.0f}{unit} ({used / limit:.0%})"
             else:  # no budget set: show what was spent
-                value, text = 0, f"{spent[name]} (no limit)"
+                value, text = 0, f"{used:,.0f}{unit} / none"
+                tip = f"{name}: {used:,.0f}{unit} used; no {name} budget is set"
+            if bar.toolTip() != tip:
+                bar.setToolTip(tip)
             if bar.value() != value:  # QProgressBar repaints at once on every change
                 bar.setValue(value)
             if bar.format() != text:
                 bar.setFormat(text)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"

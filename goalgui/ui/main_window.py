@@ -12,12 +12,14 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFrame,
+    QHeaderView,
     QHBoxLayout,
     QLineEdit,
     QMainWindow,
     QMenu,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QSystemTrayIcon,
     QTabWidget,
@@ -131,8 +133,13 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.tree.header().setSectionsClickable(True)
         self.tree.header().setSortIndicatorShown(False)
         self.tree.setAlternatingRowColors(True)
-        self.tree.header().setStretchLastSection(False)
-        self.tree.setColumnWidth(0, 330)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(36)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the goal text takes what is left
+        header.moveSection(3, 1)  # status right after the goal: a narrow window never pushes it off screen
+        for column, width in ((1, 48), (2, 44), (3, 200), (4, 64), (5, 58), (6, 60)):
+            self.tree.setColumnWidth(column, width)
         self.follow_box = QCheckBox("Follow")
         self.follow_box.setChecked(True)
         self.follow_box.setToolTip("Keep the running goal in view")
@@ -162,14 +169,15 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.main_split.addWidget(left)
         self.main_split.addWidget(self.right_split)
         self.main_split.setSizes([640, 560])
-        self.right_split.setSizes([330, 420])
+        self.right_split.setSizes([190, 560])  # the plot keeps its height in a small window
+        self.right_split.setStretchFactor(1, 1)
         self.controls = ControlBar()
         self.controls.selected_goal = self._selected_goal_id
         self.modeline = plain_label("no run")
         self.modeline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chat_log = QPlainTextEdit()
         self.chat_log.setReadOnly(True)
-        self.chat_log.setMaximumHeight(64)
+        self.chat_log.setMinimumHeight(3 * self.fontMetrics().lineSpacing() + 10)  # a few lines, and resizable
         self.chat_log.setPlaceholderText("Talk to the agent below: it may propose a goal, which you confirm.")
         self.command = QLineEdit()
         self.command.setPlaceholderText("Message the agent, or /goal, /goal new TEXT, /goal pause|resume|cancel|skip|clear")
@@ -188,14 +196,29 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.inspect = InspectBar()
         self.inspect.hide()
         run_layout.addWidget(self.inspect)
-        run_layout.addWidget(self.main_split, 1)
-        run_layout.addWidget(self.controls)
-        run_layout.addWidget(self.modeline)
+        work = QWidget()  # the tree, detail and plots, with the controls and the status under them
+        work_layout = QVBoxLayout(work)
+        work_layout.setContentsMargins(0, 0, 0, 0)
+        work_layout.addWidget(self.main_split, 1)
+        work_layout.addWidget(self.controls)
+        work_layout.addWidget(self.modeline)
         self.health_line = plain_label()  # a live run's health; a journaled one's is in the inspect bar
-        self.health_line.setWordWrap(True)
-        run_layout.addWidget(self.health_line)
-        run_layout.addWidget(self.chat_log)
-        run_layout.addWidget(self.command)
+        for line in (self.modeline, self.health_line):  # a long line is cut, never widens the window
+            line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        work_layout.addWidget(self.health_line)
+        chat = QWidget()
+        chat_layout = QVBoxLayout(chat)
+        chat_layout.setContentsMargins(0, 0, 0, 0)
+        chat_layout.addWidget(self.chat_log, 1)
+        chat_layout.addWidget(self.command)
+        self.run_split = QSplitter(Qt.Orientation.Vertical)  # the work above, the conversation below
+        self.run_split.addWidget(work)
+        self.run_split.addWidget(chat)
+        self.run_split.setStretchFactor(0, 1)
+        self.run_split.setCollapsible(0, False)
+        self.run_split.setCollapsible(1, False)
+        self.run_split.setSizes([640, 4 * self.fontMetrics().lineSpacing() + 40])
+        run_layout.addWidget(self.run_split, 1)
         self.runs_view = RunsView()
         self.tabs = QTabWidget()
         self.tabs.addTab(run_page, "Run")
@@ -390,6 +413,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
             text += now_doing(self.run, time.time())
         self.modeline.setText(text + (f"  ·  model {shown(model)}" if model else "")
                               + (f"  ·  workspace {workspace}" if workspace else ""))
+        if self.modeline.toolTip() != self.modeline.text():
+            self.modeline.setToolTip(self.modeline.text())  # all of it, where a narrow window cuts it
         if self.tray is not None:
             self.tray.setToolTip(f"goalgui: {text}")
             if waiting != self._tray_waiting:
@@ -518,7 +543,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
             self.restoreGeometry(s.value("geometry"))
         else:
             self.resize(1280, 820)
-        for name, splitter in (("main_split", self.main_split), ("right_split", self.right_split)):
+        for name, splitter in (("main_split", self.main_split), ("right_split", self.right_split),
+                               ("run_split", self.run_split)):
             if s.value(name) is not None:
                 splitter.restoreState(s.value(name))
 
@@ -533,6 +559,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         s.setValue("geometry", self.saveGeometry())
         s.setValue("main_split", self.main_split.saveState())
         s.setValue("right_split", self.right_split.saveState())
+        s.setValue("run_split", self.run_split.saveState())
         s.sync()
         for run in list(self._driven.values()):  # the one shown and any left running behind another
             if run.state is RunState.ACTIVE:

@@ -15,10 +15,29 @@ from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QTreeView
 
 
+# columns a narrow tree folds away, least needed first (the detail pane shows them all): parent,
+# result size and depth below NARROW px, attempts too below NARROWER; goal and status always stay
+NARROW, NARROWER = 640, 500
+FOLDABLE = ((NARROW, (1, 6, 2)), (NARROWER, (5,)))
+
+
 class GoalTreeView(QTreeView):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setUniformRowHeights(True)  # what makes the cheap repaint correct: a change never moves rows
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.fit_columns(event.size().width())
+
+    def fit_columns(self, width: int) -> None:
+        """Fold the least needed columns in a narrow window, so the status is never pushed off."""
+        header = self.header()
+        for below, columns in FOLDABLE:
+            for column in columns:
+                hidden = width < below
+                if header.isSectionHidden(column) != hidden:
+                    header.setSectionHidden(column, hidden)
 
     def dataChanged(self, top_left, bottom_right, roles=()) -> None:  # noqa: N802 (Qt's name)
         if QAccessible.isActive():
