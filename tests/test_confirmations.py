@@ -113,3 +113,38 @@ async def test_plan_mode_builds_the_tree_then_waits_and_executes_after_a_mode_ch
     assert await run.drive() is RunState.COMPLETE
     assert model.purposes().count("actionable") == 4  # judged once, not again after the plan
     assert model.purposes().count("execute") == 3
+
+
+async def test_a_question_a_stop_left_open_comes_back_with_its_edits_and_is_not_paid_for_again(journal):
+    """Issue 11, item 10: the proposal and the operator's edits are journaled; after a pause (and,
+    from the journal alone, after a crash) the same question is asked again with them, and the model
+    is not asked for the split again."""
+    from goalgui.engine.record import RunRecord
+
+    desk = Desk(None)
+    m = model()
+    run = Run.create("Write a report", m, permission_mode="ask", confirmer=desk, sink=journal)
+    driver = asyncio.create_task(run.drive())
+    await desk.waiting.wait()
+    first = desk.questions[0]
+    assert first.draft is None and first.save_draft is not None
+    typed = {"mode": "ask", "items": [["Find part 0, edited", True], ["Find part 1", False], ["Find part 2", True]]}
+    first.save_draft(typed)
+    crashed = RunRecord.from_events(journal.events(run.run_id))  # what a crash leaves in the journal
+    assert crashed.unanswered[("subgoals", "g1")]["draft"] == typed
+    paid = len(m.calls)
+    run.pause()
+    assert await driver is RunState.PAUSED
+    kinds = [e.type for e in journal.events(run.run_id)]
+    assert "confirmation_drafted" in kinds and kinds.count("confirmation_asked") == 1
+
+    desk.answers = [ConfirmationAnswer.approve("ask", subgoals=["Find part 0, edited", "Find part 2"])]
+    run.resume()
+    assert await run.drive() is RunState.COMPLETE
+    again = desk.questions[1]
+    assert again.proposal == first.proposal and again.draft == typed  # asked again, edits and all
+    decompose_calls = [r for r in m.calls[paid:] if r.purpose == "decompose" and r.goal.id == "g1"]
+    assert decompose_calls == []  # the split was not bought again
+    assert [g.text for g in list(run.record.goals.values())[1:]] == ["Find part 0, edited", "Find part 2"]
+    assert "asked again, not made again" in run.record.goals["g1"].note
+    assert run.record.unanswered == {}

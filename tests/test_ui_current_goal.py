@@ -189,3 +189,37 @@ def test_the_tree_says_what_a_stopped_runs_goals_wait_for(window, qloop, journal
     status = window.tree_model.data(window.tree_model.index(0, 3))
     assert status == "— abandoned · waiting on the budget"
     assert "Raise and resume" in window.controls.raise_button.text()
+
+
+def test_a_split_being_edited_survives_pause_and_resume_in_the_window(window, qloop, journal):
+    """Issue 11, item 10, through the real dialog: edits are journaled as typed; Pause aborts the
+    dialog; Resume shows the same question with those edits, without a new decomposition."""
+    from PySide6.QtCore import Qt
+
+    from .models import FunctionModel, well_behaved
+
+    m = FunctionModel(lambda r: well_behaved(r, width=3))
+    run = Run.create("Write a report", m, sink=journal, permission_mode="ask", confirmer=window.confirmer)
+    window.run_goal(run)
+    until(qloop, lambda: window.confirmer.open_dialogs)
+    dialog = window.confirmer.open_dialogs[0]
+    dialog.subgoals.item(0).setText("Find part 0, in my words")
+    dialog.subgoals.item(1).setCheckState(Qt.CheckState.Unchecked)
+    until(qloop, lambda: any(e.type == "confirmation_drafted" for e in journal.events(run.run_id)))
+    dialog.subgoals.item(2).setText("Find part 2, typed just before the pause")  # not yet debounced
+    decompositions = sum(1 for r in m.calls if r.purpose == "decompose")
+    window.controls.pause_button.click()
+    until(qloop, lambda: not window.confirmer.open_dialogs)
+    window.controls.refresh()
+    window.controls.resume_button.click()
+    until(qloop, lambda: window.confirmer.open_dialogs)
+    again = window.confirmer.open_dialogs[0]
+    texts = [(again.subgoals.item(i).text(), again.subgoals.item(i).checkState() == Qt.CheckState.Checked)
+             for i in range(again.subgoals.count())]
+    assert texts == [("Find part 0, in my words", True), ("Find part 1 of Write a report", False),
+                     ("Find part 2, typed just before the pause", True)]
+    assert sum(1 for r in m.calls if r.purpose == "decompose") == decompositions
+    again.approve_button.click()
+    until(qloop, lambda: run.state is RunState.COMPLETE, timeout=20)
+    assert [g.text for g in list(run.record.goals.values())[1:]] == ["Find part 0, in my words",
+                                                                     "Find part 2, typed just before the pause"]

@@ -152,12 +152,22 @@ class ModelCalls:
         if stop and tokens is not None and self.record.metrics.tokens >= tokens:
             raise BudgetExhausted(self.record.exhausted(now) or "budget: tokens")
 
-    async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:
-        """Ask the confirmer, recording question and answer; 'auto' mode approves at once."""
+    async def confirm(self, kind: str, proposal: dict, goal: Goal | None = None) -> ConfirmationAnswer:
+        """Ask the confirmer, recording question, the person's edits as they make them, and the answer.
+        The same question left unanswered by a stop comes back with those edits."""
         mode = self.record.permission_mode
         confirmation_id = uuid.uuid4().hex[:8]
-        request = ConfirmationRequest(confirmation_id, kind, proposal, mode)
-        self.emit(ev.ConfirmationAsked, confirmation_id=confirmation_id, kind=kind, proposal=proposal)
+        goal_id = goal.id if goal is not None else None
+        self.emit(ev.ConfirmationAsked, confirmation_id=confirmation_id, kind=kind, proposal=proposal, goal_id=goal_id)
+        draft = self.record.unanswered.get((kind, goal_id), {}).get("draft")
+
+        def save_draft(fields: dict) -> None:
+            if self.record.pending_confirmation is not None \
+                    and self.record.pending_confirmation.confirmation_id == confirmation_id:
+                self.emit(ev.ConfirmationDrafted, confirmation_id=confirmation_id, draft=dict(fields))
+                self.recorder.flush()
+
+        request = ConfirmationRequest(confirmation_id, kind, proposal, mode, draft=draft, save_draft=save_draft)
         self.recorder.flush()  # whoever answers must see the question now
         try:
             answer = await self.confirmer(request)

@@ -27,6 +27,9 @@ class ConfirmationRequest:
     kind: str
     proposal: dict
     mode: str
+    draft: dict | None = None  # edits made before a stop, to show again (the confirmer's own fields)
+    # the confirmer calls this with its fields as they are edited: journaled, so nothing typed is lost
+    save_draft: Callable[[dict], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

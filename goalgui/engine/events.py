@@ -152,6 +152,17 @@ class ConfirmationAsked(Event):
     confirmation_id: str
     kind: str
     proposal: dict
+    goal_id: str | None = None  # the goal it is about (a split, a tool call), to ask again after a stop
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmationDrafted(Event):
+    """What the person has edited so far in an open confirmation (journaled as they type, so a pause,
+    a closed window or a crash keeps it; the dialog's own fields, shown again when it is asked again)."""
+
+    type: ClassVar[str] = "confirmation_drafted"
+    confirmation_id: str
+    draft: dict
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,6 +208,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LimitsChanged,
         PermissionModeChanged,
         ConfirmationAsked,
+        ConfirmationDrafted,
         ConfirmationAnswered,
         Summarized,
         OperatorMessage,

@@ -137,6 +137,9 @@ class RunRecord:
         self.last_seq = 0
         self.active_since: float | None = None
         self.pending_confirmation: ev.ConfirmationAsked | None = None
+        # questions a stop left unanswered, by (kind, goal id): {"id", "proposal", "draft"}; a split or
+        # plan is asked again from here instead of paying the model for it again
+        self.unanswered: dict[tuple[str, str | None], dict] = {}
         self.allowed_tools: set[str] = set()  # "Allow this tool for the rest of the run": "tool:effect"
         # per goal, its tool calls in brief (name, decision, ok, arguments cut short), for reports
         self.tool_log: dict[str | None, list[tuple[str, str, bool, str]]] = {}
@@ -152,6 +155,7 @@ class RunRecord:
             ev.LimitsChanged: self._limits_changed,
             ev.PermissionModeChanged: self._mode_changed,
             ev.ConfirmationAsked: self._confirmation_asked,
+            ev.ConfirmationDrafted: self._confirmation_drafted,
             ev.ConfirmationAnswered: self._confirmation_answered,
             ev.Summarized: self._summarized,
             ev.OperatorMessage: self._operator_message,
@@ -396,6 +400,16 @@ class RunRecord:
 
     def _confirmation_asked(self, e: ev.ConfirmationAsked) -> None:
         self.pending_confirmation = e
+        key = (e.kind, e.goal_id)
+        prior = self.unanswered.get(key)
+        # asked again with the same proposal (after a pause, a close, a crash): the edits carry over
+        draft = prior["draft"] if prior is not None and prior["proposal"] == e.proposal else None
+        self.unanswered[key] = {"id": e.confirmation_id, "proposal": e.proposal, "draft": draft}
+
+    def _confirmation_drafted(self, e: ev.ConfirmationDrafted) -> None:
+        for entry in self.unanswered.values():
+            if entry["id"] == e.confirmation_id:
+                entry["draft"] = e.draft
 
     def _confirmation_answered(self, e: ev.ConfirmationAnswered) -> None:
         asked = self.pending_confirmation
@@ -404,6 +418,10 @@ class RunRecord:
             # per tool and side effect: allowing a command does not allow one with the network
             self.allowed_tools.add(f"{asked.proposal.get('tool')}:{asked.proposal.get('effect')}")
         self.pending_confirmation = None
+        if e.outcome != "aborted":  # answered: nothing to ask again; aborted (a stop): kept, with its draft
+            for key, entry in list(self.unanswered.items()):
+                if entry["id"] == e.confirmation_id:
+                    del self.unanswered[key]
 
     def _tool_called(self, e: ev.ToolCalled) -> None:
         self.metrics.tool_calls += 1

@@ -67,7 +67,7 @@ class ToolCalls:
                           "say what you would do instead", "refused", ok=False, effect=effect.value)
         if decision is Decision.ASK:
             answer = await self.confirm("tool", {"tool": name, "effect": effect.value, "arguments": arguments,
-                                                 "preview": tool.preview(arguments)})
+                                                 "preview": tool.preview(arguments)}, goal)
             if answer.outcome is not Outcome.APPROVED:
                 reason = str(answer.edits.get("reason") or "").strip()
                 text = "denied by the operator" + (f": {reason[:500]}" if reason else "")

@@ -39,6 +39,9 @@ from .budget_fields import BudgetEdit
 from .plain import plain_label
 
 
+DRAFT_MS = 400  # edits are journaled this long after the last keystroke (and at once on a stop)
+
+
 class ConfirmDialog(QDialog):
     """One question: approve (with edits and a mode) or decline."""
 
@@ -80,7 +83,7 @@ class ConfirmDialog(QDialog):
                 item.setCheckState(Qt.CheckState.Checked)
                 self.subgoals.addItem(item)
             add = QPushButton("Add a sub-goal" if request.kind == "subgoals" else "Add a task")
-            add.clicked.connect(self.add_subgoal)
+            add.clicked.connect(lambda: self.add_subgoal())
             self.add_button = add
             form.addRow("Keep, edit (double-click) or drop", self.subgoals)
             form.addRow("", add)
@@ -128,14 +131,68 @@ class ConfirmDialog(QDialog):
             self.timer.timeout.connect(self._on_timer_timeout)
             self.timer.start(int(timeout_s * 1000))
 
-    def add_subgoal(self) -> QListWidgetItem:
+    def draft(self) -> dict:
+        """The dialog's fields as they stand (journaled as the person edits, shown again after a stop)."""
+        out: dict = {"mode": self.mode.currentText()}
+        if self.subgoals is not None:
+            out["items"] = [[self.subgoals.item(i).text(), self.subgoals.item(i).checkState() == Qt.CheckState.Checked]
+                            for i in range(self.subgoals.count())]
+        if self.objective is not None:
+            out["objective"] = self.objective.toPlainText()
+            out["criteria"] = self.criteria.text()
+            out["budgets"] = {name: edit.text() for name, edit in self.budgets.items()}
+        if self.reason is not None:
+            out["reason"] = self.reason.text()
+        return out
+
+    def restore(self, draft: dict) -> None:
+        """Put back what was being edited when the run stopped (a draft from `draft()`)."""
+        if not isinstance(draft, dict):
+            return
+        if draft.get("mode") in PERMISSION_MODES:
+            self.mode.setCurrentText(draft["mode"])
+        items = draft.get("items")
+        if self.subgoals is not None and isinstance(items, list):
+            self.subgoals.clear()
+            for entry in items:
+                if isinstance(entry, list) and len(entry) == 2:
+                    item = self.add_subgoal(edit=False)
+                    item.setText(str(entry[0]))
+                    item.setCheckState(Qt.CheckState.Checked if entry[1] else Qt.CheckState.Unchecked)
+        if self.objective is not None:
+            if isinstance(draft.get("objective"), str):
+                self.objective.setPlainText(draft["objective"])
+            if isinstance(draft.get("criteria"), str):
+                self.criteria.setText(draft["criteria"])
+            for name, text in (draft.get("budgets") or {}).items():
+                if name in self.budgets and isinstance(text, str):
+                    self.budgets[name].setText(text)
+        if self.reason is not None and isinstance(draft.get("reason"), str):
+            self.reason.setText(draft["reason"])
+
+    def watch_edits(self, on_change) -> None:
+        """Call `on_change()` whenever a field changes (the confirmer debounces and journals)."""
+        self.mode.currentTextChanged.connect(lambda _t: on_change())
+        if self.subgoals is not None:
+            self.subgoals.itemChanged.connect(lambda _i: on_change())
+            self.subgoals.model().rowsInserted.connect(lambda *_a: on_change())
+        if self.objective is not None:
+            self.objective.textChanged.connect(on_change)
+            self.criteria.textChanged.connect(lambda _t: on_change())
+            for edit in self.budgets.values():
+                edit.textChanged.connect(lambda _t: on_change())
+        if self.reason is not None:
+            self.reason.textChanged.connect(lambda _t: on_change())
+
+    def add_subgoal(self, edit: bool = True) -> QListWidgetItem:
         """A new row, checked and open for typing; left empty it is dropped."""
         item = QListWidgetItem("")
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)
         item.setCheckState(Qt.CheckState.Checked)
         self.subgoals.addItem(item)
-        self.subgoals.setCurrentItem(item)
-        self.subgoals.editItem(item)
+        if edit:
+            self.subgoals.setCurrentItem(item)
+            self.subgoals.editItem(item)
         return item
 
     def answer(self) -> ConfirmationAnswer:
@@ -213,6 +270,21 @@ class DialogConfirmer:
 
     async def __call__(self, request: ConfirmationRequest) -> ConfirmationAnswer:
         dialog = ConfirmDialog(request, self.window, self.timeout_s)
+        if request.draft:
+            dialog.restore(request.draft)  # what was typed before the run stopped
+        saved = {"draft": dialog.draft()}
+
+        def save_draft() -> None:
+            now = dialog.draft()
+            if request.save_draft is not None and now != saved["draft"]:
+                saved["draft"] = now
+                request.save_draft(now)
+
+        debounce = QTimer(dialog)
+        debounce.setSingleShot(True)
+        debounce.setInterval(DRAFT_MS)
+        debounce.timeout.connect(save_draft)
+        dialog.watch_edits(debounce.start)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         dialog.answered.connect(lambda answer: future.done() or future.set_result(answer))
         self.open_dialogs.append(dialog)
@@ -232,6 +304,7 @@ class DialogConfirmer:
         try:
             return await future
         except asyncio.CancelledError:
+            save_draft()  # paused or cancelled mid-edit: the last keystrokes are kept too
             dialog.abort()
             raise
         finally:

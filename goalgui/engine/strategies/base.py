@@ -89,8 +89,8 @@ class Context:
         return await self._run.call_model(purpose, messages, goal, schema=schema, tools=tools,
                                           max_tokens=max_tokens, tool_choice=tool_choice)
 
-    async def confirm(self, kind: str, proposal: dict) -> ConfirmationAnswer:
-        return await self._run.confirm(kind, proposal)
+    async def confirm(self, kind: str, proposal: dict, goal=None) -> ConfirmationAnswer:
+        return await self._run.confirm(kind, proposal, goal)
 
     async def call_tool(self, goal: Goal | None, call: dict, toolbox=None) -> str:
         """Run one of the model's tool calls under the permission mode; what the model reads back."""

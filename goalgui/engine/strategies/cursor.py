@@ -177,7 +177,11 @@ class Cursor:
             if room < 1:  # before any call is paid for
                 raise BudgetExhausted(f"budget: goals ({ctx.record.metrics.goals_created} of "
                                       f"{ctx.record.limits.max_goals} used; the plan needs at least 1 more)")
-            if not plan_first(objective):  # a short remark or question: one task, no planning call
+            asked = ctx.record.unanswered.get(("plan", root.id)) if ctx.decide(Action.PLAN) is Decision.ASK else None
+            if asked is not None:  # a stop left the plan unanswered: asked again with its edits, not made again
+                texts = [str(t) for t in asked["proposal"].get("subgoals", [])] or [objective]
+                notes = ["the plan asked before the stop is asked again, not made again"]
+            elif not plan_first(objective):  # a short remark or question: one task, no planning call
                 texts, notes = [objective], ["a short remark or question: one task, not planned"]
             else:
                 texts = await self._decompose(objective, notes)
@@ -188,7 +192,7 @@ class Cursor:
                 notes.append(f"plan cut to {len(texts)} task(s): the goal budget allows {room} more")
             if ctx.decide(Action.PLAN) is Decision.ASK:
                 # shown like sub-goals (keep, edit, drop): the plan is the root's children
-                answer = await ctx.confirm("plan", {"parent": objective, "subgoals": texts})
+                answer = await ctx.confirm("plan", {"parent": objective, "subgoals": texts}, root)
                 if answer.outcome.value != "approved":
                     texts, notes = [objective], notes + [f"plan {answer.outcome.value}: the objective is one task"]
                 else:

@@ -165,7 +165,13 @@ class GoalStack:
         subgoals: list[str] = []
         dropped_restated = 0
         notes = []
-        for attempt in range(2):
+        asked = ctx.record.unanswered.get(("subgoals", goal.id))
+        if asked is not None and ctx.decide(Action.SUBGOALS) is Decision.ASK:
+            # a stop (pause, closed window, crash) left this split unanswered: ask it again, with the
+            # operator's edits so far, instead of paying the model for another one
+            subgoals = [str(t) for t in asked["proposal"].get("subgoals", [])][:allowance]
+            notes.append("the split asked before the stop is asked again, not made again")
+        for attempt in range(0 if subgoals else 2):
             reply = await ctx.call_model(
                 "decompose",
                 ctx.prompts.decompose(ctx.record.objective, goal.text, self.context_for(goal),
@@ -207,7 +213,7 @@ class GoalStack:
             notes.append("one distinct sub-goal is no split: executed directly")
             return [], "; ".join(notes)
         if subgoals and ctx.decide(Action.SUBGOALS) is Decision.ASK:
-            answer = await ctx.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals})
+            answer = await ctx.confirm("subgoals", {"parent": goal.text, "subgoals": subgoals}, goal)
             if answer.outcome.value != "approved":
                 return [], _join("; ".join(notes), f"sub-goals {answer.outcome.value}: executed directly")
             edited = answer.edits.get("subgoals", subgoals)
