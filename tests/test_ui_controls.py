@@ -190,3 +190,28 @@ def test_pausing_aborts_an_open_dialog(qtbot, qloop):
     until(qloop, lambda: run._drive_task.done())
     assert run.state is RunState.PAUSED and not confirmer.open_dialogs
     assert answers == [Outcome.ABORTED.value] and run.record.pending_confirmation is None
+
+
+def test_resuming_a_run_the_model_blocked_asks_what_it_needs_and_tells_it(qtbot, qloop):
+    from goalgui.engine import ModelReply
+
+    seen = []
+
+    class Blocks(Gate):
+        async def complete(self, request):
+            seen.append(str(request.messages))
+            if request.purpose == "execute" and request.goal.id == "g2" and not any("MARK-ADDRESS" in s for s in seen):
+                return ModelReply("BLOCKED: needs the customer's address")
+            return await super().complete(request)
+
+    model = Blocks()
+    model.release.set()
+    run, bar = blocked(qtbot, qloop, model, Limits())
+    assert run.record.stop_reason.startswith("blocked by model") and bar.resume_button.isEnabled()
+    bar.resume_button.click()
+    dialog = bar.message_dialog
+    assert "needs the customer's address" in dialog.labelText()
+    dialog.setTextValue("MARK-ADDRESS: 1 High Street")
+    dialog.accept()
+    assert run.state is RunState.ACTIVE and run.record.operator_messages == ["MARK-ADDRESS: 1 High Street"]
+    until(qloop, lambda: run.state is RunState.COMPLETE, timeout=20)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QMessageBox,
     QPushButton,
@@ -232,11 +233,31 @@ class ControlBar(QWidget):
         self._act(lambda: self.run.pause())
 
     def _on_resume_clicked(self) -> None:
-        def resume():
-            self.run.resume()
-            self.run.start()
+        """Resume; a run the model blocked first asks what it needs (seed 001): the answer reaches the
+        model from the next turn on, as `goalgui resume --message` does. Empty resumes without one."""
+        reason = self.run.record.stop_reason or ""
+        if self.run.state is RunState.BLOCKED and not reason.startswith("budget:"):
+            self.open_message_dialog(reason)
+            return
+        self._act(self._resume)
 
-        self._act(resume)
+    def _resume(self, message: str = "") -> None:
+        self.run.resume()
+        if message.strip():
+            self.run.tell(message)
+        self.run.start()
+
+    def open_message_dialog(self, reason: str) -> QInputDialog:
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Resume with a message")
+        dialog.setLabelText(f"{reason[:300]}\n\nWhat does the model need? It reads this from the next turn on "
+                            "(leave it empty to resume without a message).")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        dialog.setOkButtonText("Resume")
+        dialog.textValueSelected.connect(lambda text: self._act(lambda: self._resume(text)))
+        self.message_dialog = dialog
+        dialog.open()
+        return dialog
 
     def _on_skip_clicked(self) -> None:
         target = None if self.run.strategy.current_goal_id else self._selected_pending()
