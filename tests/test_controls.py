@@ -199,3 +199,19 @@ async def test_rebuilding_from_events_gives_the_live_tree(journal):
     assert rebuilt.report()["goals"] == run.report()["goals"]
     again = RunRecord.from_events(journal.events(run.run_id))
     assert again.metrics == run.record.metrics
+
+
+async def test_a_goal_a_budget_stops_again_and_again_says_so_once():
+    from goalgui.engine import ModelReply, Usage
+    from goalgui.engine.run import TAKEN_UP, WAITING_ON_BUDGET
+
+    def costly(request):
+        return ModelReply(str(well_behaved(request)).replace("'", '"'), usage=Usage(400_000, 10))
+
+    run = Run.create("Write a report", FunctionModel(costly), limits=Limits(tokens=400_000))
+    for _cycle in range(3):
+        assert await run.drive() is RunState.BLOCKED
+        run.set_limits(tokens=run.record.metrics.tokens + 400_000)
+        run.resume()
+    notes = [g.note for g in run.record.goals.values()]
+    assert all(n.count(TAKEN_UP) <= 1 and WAITING_ON_BUDGET not in n for n in notes)

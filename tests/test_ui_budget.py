@@ -132,3 +132,23 @@ def test_a_share_still_past_the_top_says_how_far(qtbot):
     panel.add({"ts": 1, "tokens": 3000, "goals": 1, "limits": {"tokens": 1000, "max_goals": 25}, "purpose": {}})
     panel.redraw()
     assert panel.overflow_labels["tokens"].isVisible() and panel.overflow_labels["tokens"].toPlainText() == "tokens 300%"
+
+
+def test_a_cleared_budget_stops_where_it_was_and_leaves_the_legend(qtbot):
+    from goalgui.ui.budget_panel import CLIP
+
+    panel = BudgetPanel()
+    qtbot.addWidget(panel)
+    panel.reset(start=0.0)
+    panel.live_clock = lambda: 100.0
+    panel.add({"ts": 1, "tokens": 3000, "goals": 1, "limits": {"tokens": 1000, "max_goals": 25}, "purpose": {}})
+    panel.add({"ts": 2, "tokens": 1220, "goals": 1, "limits": {"tokens": 1000, "max_goals": 25}, "purpose": {}})
+    panel.redraw()
+    xs, ys = panel.curves["tokens"].getData()
+    assert list(xs) == [1, 2, 100] and ys[1] == CLIP  # 122% is past the clip line too: drawn at it
+    panel.add({"ts": 3, "tokens": 3000, "goals": 1, "limits": {"max_goals": 25}, "purpose": {}})  # cleared
+    panel.redraw()
+    xs, _ys = panel.curves["tokens"].getData()
+    assert list(xs) == [1, 2]  # not extended to now
+    assert [label.text for _s, label in panel.legend.items] == ["goals"]
+    assert not panel.overflow_labels["tokens"].isVisible()

@@ -223,3 +223,42 @@ def test_a_split_being_edited_survives_pause_and_resume_in_the_window(window, ql
     until(qloop, lambda: run.state is RunState.COMPLETE, timeout=20)
     assert [g.text for g in list(run.record.goals.values())[1:]] == ["Find part 0, in my words",
                                                                      "Find part 2, typed just before the pause"]
+
+
+def test_a_replacement_that_cannot_start_keeps_the_current_goal_and_one_question_at_a_time(window, qloop, journal):
+    """Review findings: the old goal was cancelled before the new one was known to start, and two
+    replace questions answered yes left two live runs."""
+    model, first = held(window, qloop)
+    window.start_goal(goal("Plan a picnic", model="nosuchkind:foo"))
+    answer(window.replace_box, yes=True)
+    assert first.state is RunState.ACTIVE and window.current is first  # it could not start: nothing lost
+    assert "nosuchkind" in window.statusBar().currentMessage()
+    window.start_goal(goal("Plan A"))
+    box = window.replace_box
+    assert window.start_goal(goal("Plan B")) is None and window.replace_box is box  # refused while it is open
+    assert "answer the open question" in window.statusBar().currentMessage()
+    answer(box, yes=True)
+    live = [r for r in journal.runs() if r["state"] == "active"]
+    assert [r["objective"] for r in live] == ["Plan A"]
+    window.current.cancel()
+    model.release.set()
+
+
+def test_a_journaled_run_a_budget_blocked_is_raised_and_resumed_from_the_banner(window, qloop, journal):
+    model = Gate()
+    model.release.set()
+    run = Run.create("Write a report", model, sink=journal, limits=Limits(max_goals=1), model_spec="scripted:rehearsal")
+    qloop.run_until_complete(run.drive())
+    journal.release(run.run_id)
+    window.show_journaled(run.run_id)
+    assert window.interrupted_bar.isVisibleTo(window) and window.interrupted_resume.text() == "Raise and resume…"
+    window.interrupted_resume.click()
+    until(qloop, lambda: getattr(window, "raise_dialog", None) is not None and window.raise_dialog.isVisible())
+    dialog = window.raise_dialog
+    assert "goal budget is still too small" in dialog.headline.text()
+    dialog.goals.setText("30")
+    dialog.ok_button.click()
+    resumed = window.current
+    assert resumed is not None and resumed.run_id == run.run_id and resumed.record.limits.max_goals == 30
+    until(qloop, lambda: resumed.state.final, timeout=20)
+    assert resumed.state is RunState.COMPLETE

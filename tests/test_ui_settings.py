@@ -150,3 +150,17 @@ def test_errors_do_not_outlive_the_dialog_and_the_journal_in_use_is_shown(dialog
     assert dialog.error.text() == ""
     assert f"In use now: {paths.journal_path()}" == dialog.journal_in_use.text()
     assert str(paths.journal_path()) in dialog.journal_path.placeholderText()
+
+
+def test_with_no_keyring_a_named_key_variable_is_the_key_and_the_typed_one_is_dropped(dialog, monkeypatch):
+    import goalgui.settings as settings_module
+
+    monkeypatch.setattr(settings_module, "keyring_problem", lambda: "no system keyring is available (backend: x); ...")
+    monkeypatch.setenv("WORK_KEY", KEY)
+    fill(dialog, "work", "https://api.example.test/v1", key=KEY)
+    dialog.save_button.click()
+    assert "the key was not saved" in dialog.error.text()
+    dialog.key_env.setText("WORK_KEY")  # what the error says to do; the hidden field still holds the key
+    dialog.save_button.click()
+    assert dialog.error.text() == "" and dialog.key.text() == ""
+    assert Settings.load().profiles["work"].key_env == "WORK_KEY"

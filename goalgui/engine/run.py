@@ -243,8 +243,10 @@ class Run(ModelCalls, ToolCalls):
         check_transition(self.record.state, RunState.ACTIVE)
         for goal in self.record.goals.values():
             if goal.status is GoalStatus.ABANDONED:
-                kept = goal.note.replace(WAITING_ON_BUDGET, "").strip("; ")
-                self.set_goal(goal, status=GoalStatus.PENDING, note=_join(kept, "stopped by a budget, taken up again"))
+                kept = goal.note.replace(WAITING_ON_BUDGET, "").replace("; ;", ";").strip("; ")
+                if TAKEN_UP not in kept:  # said once, however many times a budget stops it
+                    kept = _join(kept, TAKEN_UP)
+                self.set_goal(goal, status=GoalStatus.PENDING, note=kept)
         self._transition(RunState.ACTIVE)
         self.strategy.rebuild()
         self.recorder.flush()
@@ -462,6 +464,7 @@ class Run(ModelCalls, ToolCalls):
 
 
 WAITING_ON_BUDGET = "waiting on the budget: taken up again if it is raised and the run resumed"
+TAKEN_UP = "stopped by a budget, taken up again"
 
 
 def _join(note: str, extra: str) -> str:

@@ -270,7 +270,9 @@ class BudgetPanel(QWidget):
         self.redraw()
 
     def _on_timer_timeout(self) -> None:
-        if self.history.dirty and self.isVisible():
+        """Redraw what arrived; while a run is live, also the last step reaching now (a wait shows)."""
+        live = self.live_clock is not None and self.live_clock() is not None
+        if (self.history.dirty or live) and self.isVisible():
             self.redraw()
 
     def redraw(self) -> None:
@@ -279,20 +281,23 @@ class BudgetPanel(QWidget):
         h.dirty = False
         now = None
         if self.live_clock is not None and h.start is not None:
-            now = self.live_clock() - h.start
+            clock = self.live_clock()
+            now = None if clock is None else clock - h.start
+        limits = h.latest.get("limits", {})
         overflow = []
         for name, curve in self.curves.items():
             xs, ys = h.data(name)
-            if len(xs) and now is not None and now > xs[-1]:  # the last value holds until now
+            is_set = bool(limits.get(_SHARE[name][1]))  # a budget cleared since: its line stops where it was
+            if len(xs) and is_set and now is not None and now > xs[-1]:  # the last value holds until now
                 xs, ys = np.append(xs, now), np.append(ys, ys[-1])
-            over = ys > TOP
+            over = ys > CLIP
             if over.any():
                 overflow.extend({"pos": (x, CLIP), "brush": COLOURS[name], "pen": COLOURS[name], "data": name}
                                 for x in xs[over & ~np.roll(over, 1)])  # where each overflow began
                 ys = np.minimum(ys, CLIP)
             curve.setData(xs, ys)
-            self._show_overflow(name, xs, h.data(name)[1])
-            self._legend(name, len(xs) > 0)
+            self._show_overflow(name, xs, h.data(name)[1] if is_set else ys[:0])
+            self._legend(name, len(xs) > 0 and is_set)
         self.overflow_marks.setData(overflow)
         spots = []
         for x, name in h.nudges:
@@ -324,7 +329,7 @@ class BudgetPanel(QWidget):
     def _show_overflow(self, name: str, xs: np.ndarray, ys: np.ndarray) -> None:
         """The share past the top, in words, at the clipped line's end (e.g. "tokens 180%")."""
         label = self.overflow_labels.get(name)
-        if len(ys) and ys[-1] > TOP:
+        if len(ys) and ys[-1] > CLIP:
             if label is None:
                 label = pg.TextItem(color=COLOURS[name], anchor=(1, 1))
                 self.plot.addItem(label)

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFrame,
-    QHeaderView,
     QHBoxLayout,
     QLineEdit,
     QMainWindow,
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from .. import paths
 from ..engine import events as ev
-from ..engine.lifecycle import InputError, RunState
+from ..engine.lifecycle import InputError, RunState, validate_objective
 from ..engine.record import RunRecord, plot_marks
 from ..engine.run import Run
 from ..journal import JournalError
@@ -136,7 +135,6 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(36)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the goal text takes what is left
         header.moveSection(3, 1)  # status right after the goal: a narrow window never pushes it off screen
         for column, width in ((1, 48), (2, 44), (3, 200), (4, 64), (5, 58), (6, 60)):
             self.tree.setColumnWidth(column, width)
@@ -294,7 +292,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self._live_state = run.record.state
         self.budgets.load_series(self.journal.series(run.run_id), start=run.record.started_at)
         # the last step reaches "now" while the run can still change (waiting is flat, not a gap)
-        self.budgets.live_clock = lambda: run.record.updated_at if run.state.final else time.time()
+        self.budgets.live_clock = lambda: None if run.state.final else time.time()
         self.tree.expandToDepth(1)
         self.bridge.attach(run)
         self.controls.bind(run)
@@ -494,19 +492,12 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
 
     def start_goal(self, goal: dict) -> Run | None:
         """Start the goal; with another one current, ask to replace it first (and return None)."""
-        started: list[Run] = []
-
-        def go() -> None:
-            try:
-                run = self.create_run(goal)
-            except (InputError, JournalError) as exc:
-                self.statusBar().showMessage(str(exc), 10000)
-                return
-            self.run_goal(run)
-            started.append(run)
-
-        self.claim("The new goal", go)
-        return started[0] if started else None
+        try:
+            validate_objective(goal.get("objective", ""))  # refused before any question is asked
+        except InputError as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return None
+        return self.claim("The new goal", lambda: self.create_run(goal), self.run_goal)
 
     def run_goal(self, run: Run) -> None:
         """Follow `run` and drive it: it is the window's current goal."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
@@ -202,6 +203,10 @@ class SettingsDialog(QDialog):
         try:
             profile = self._form_profile()
             key = self.key.text().strip()
+            if key and profile.key_env and os.environ.get(profile.key_env):
+                # a key variable is named and set: it is the key; the one typed is not stored anywhere
+                self.key.clear()
+                key = ""
             if key:
                 try:
                     store_key(profile.name, key)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QTreeView
 # result size and depth below NARROW px, attempts too below NARROWER; goal and status always stay
 NARROW, NARROWER = 640, 500
 FOLDABLE = ((NARROW, (1, 6, 2)), (NARROWER, (5,)))
+GOAL_MIN = 160
 
 
 class GoalTreeView(QTreeView):
@@ -38,6 +39,10 @@ class GoalTreeView(QTreeView):
                 hidden = width < below
                 if header.isSectionHidden(column) != hidden:
                     header.setSectionHidden(column, hidden)
+        # the goal column takes what the others leave (set here on resize: a Stretch section makes the
+        # header re-lay itself out at every row inserted, which a live run pays for many times a second)
+        others = sum(header.sectionSize(c) for c in range(1, header.count()) if not header.isSectionHidden(c))
+        header.resizeSection(0, max(GOAL_MIN, self.viewport().width() - others))
 
     def dataChanged(self, top_left, bottom_right, roles=()) -> None:  # noqa: N802 (Qt's name)
         if QAccessible.isActive():

@@ -17,13 +17,23 @@ class CurrentGoal:
         run = self._current
         return run if run is not None and not run.state.final else None
 
-    def claim(self, what: str, proceed) -> None:
-        """One current goal per window (seed 001): `proceed()` at once when there is none, else only
-        once the operator agrees to replace it; the old run is cancelled first (its record is kept)."""
+    def claim(self, what: str, make, go) -> Run | None:
+        """One current goal per window (seed 001). `make()` builds the new run (raising InputError or
+        JournalError in one line), `go(run)` drives it. With no current goal both happen at once and the
+        run is returned; otherwise the operator is asked first, and only once the new run exists is the
+        old one cancelled (its record is kept): a new goal that cannot start never costs the current one.
+        One question at a time: while it is open, another claim is refused."""
+        if self.current is None:
+            run = self._make(make)
+            if run is not None:
+                go(run)
+            return run
+        box = getattr(self, "replace_box", None)
+        if box is not None and box.isVisible():
+            self.statusBar().showMessage("answer the open question about the current goal first", 8000)
+            box.raise_()
+            return None
         current = self.current
-        if current is None:
-            proceed()
-            return
         box = QMessageBox(QMessageBox.Icon.Question, "Replace the current goal?",
                           f"A goal is current ({current.state.value}): {shown(current.record.objective)[:100]}\n\n"
                           f"{what} replaces it: the current run is cancelled; its record is kept.",
@@ -36,13 +46,28 @@ class CurrentGoal:
             if box.standardButton(box.clickedButton()) != QMessageBox.StandardButton.Yes:
                 self.statusBar().showMessage("kept the current goal", 6000)
                 return
-            if not current.state.final:
-                current.cancel("replaced by a new goal")
-            proceed()
+            run = self._make(make)
+            if run is None:  # it could not start: the current goal goes on
+                return
+            old = self.current  # whatever is current now, not what was when the box opened
+            if old is not None and old is not run:
+                old.cancel("replaced by a new goal")
+            go(run)
 
         box.finished.connect(finished)
         self.replace_box = box
         box.open()
+        return None
+
+    def _make(self, make) -> Run | None:
+        from ..engine.lifecycle import InputError
+        from ..journal import JournalError
+
+        try:
+            return make()
+        except (InputError, JournalError) as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return None
 
     def _make_current(self, run: Run) -> None:
         self._current = run

@@ -53,6 +53,8 @@ class JournaledRuns:
         self.interrupted_bar.setVisible(resumable)
         self.interrupted_label.setText(f"Run {run_id} is {state.value}: {self.summary['stop_reason'] or ''}")
         self._pending_resume = run_id
+        budget_blocked = state.value == "blocked" and (self.summary["stop_reason"] or "").startswith("budget:")
+        self.interrupted_resume.setText("Raise and resume…" if budget_blocked else "Resume")
         self.tabs.setCurrentIndex(0)
         self._show_selected()
         self._update_status()
@@ -127,32 +129,49 @@ class JournaledRuns:
             self.interrupted_bar.show()
 
 
-    def resume_journaled(self, run_id: str) -> Run | None:
-        """Resume a journaled run here: it becomes the window's current goal (replacing another, if the
-        operator agrees). Returns the run, or None when it was refused or waits for that answer."""
+    def resume_journaled(self, run_id: str, limits: dict | None = None) -> Run | None:
+        """Resume a journaled run here (with `limits`: `Run.set_limits` arguments, `clear` included): it
+        becomes the window's current goal, replacing another if the operator agrees. Returns the run,
+        or None when it was refused or waits for that answer."""
         current = self.current
         if current is not None and current.run_id == run_id:
             return None
-        resumed: list[Run] = []
 
-        def go() -> None:
-            try:
-                run = resume_run(self.journal, run_id, confirmer=self.confirmer)
-            except (InputError, JournalError) as exc:
-                self.statusBar().showMessage(str(exc), 10000)
-                return
+        def make() -> Run:
+            return resume_run(self.journal, run_id, confirmer=self.confirmer, limits=limits)
+
+        def go(run: Run) -> None:
             self.interrupted_bar.hide()
             self._make_current(run)
             self.follow(run)
             run.start()
-            resumed.append(run)
 
-        self.claim("Resuming this run", go)
-        return resumed[0] if resumed else None
-
+        return self.claim("Resuming this run", make, go)
 
     def _on_interrupted_resume_clicked(self) -> None:
-        self.resume_journaled(self._pending_resume)
+        """Resume; a run a budget blocked first gets the Raise dialog (on its journaled record)."""
+        run_id = self._pending_resume
+        if self.interrupted_resume.text().startswith("Raise"):
+            self.raise_task = asyncio.ensure_future(self._raise_and_resume(run_id))
+            return
+        self.resume_journaled(run_id)
+
+    async def _raise_and_resume(self, run_id: str):
+        from PySide6.QtWidgets import QDialog
+
+        from .controls import RaiseBudgetDialog
+
+        try:
+            record = await asyncio.to_thread(self.journal.load, run_id)  # a big run replays off the loop
+        except JournalError as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return None
+        dialog = RaiseBudgetDialog(record, self)
+        dialog.finished.connect(lambda result: self.resume_journaled(run_id, dialog.changes())
+                                if result == QDialog.DialogCode.Accepted else None)
+        self.raise_dialog = dialog
+        dialog.open()
+        return dialog
 
 
     def _on_interrupted_abandon_clicked(self) -> None:
