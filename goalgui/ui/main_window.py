@@ -28,12 +28,10 @@ from PySide6.QtWidgets import (
 
 from .. import paths
 from ..engine import events as ev
-from ..engine.lifecycle import InputError, RunState, validate_objective
+from ..engine.lifecycle import RunState
 from ..engine.record import RunRecord, plot_marks
 from ..engine.run import Run
-from ..journal import JournalError
 from ..report import health
-from ..runs import start_run
 from ..terminal import shown
 from .bridge import EventBridge
 from .budget_panel import BudgetPanel
@@ -45,7 +43,6 @@ from .theme import is_dark
 from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
-from .commands import chat_turn, goal_command
 from .plan_pane import PlanPane
 from .tree_view import GoalTreeView
 from .tree_model import STATUS_MARK, GoalTreeModel
@@ -426,37 +423,6 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
     def _on_controls_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
 
-    # -- starting work ---------------------------------------------------------------
-
-    def model_choices(self) -> list[str]:
-        return ["local", "scripted:rehearsal"] + [f"{p.kind}:{p.name}" for p in self.settings.profiles.values()]
-
-    def open_new_goal(self) -> NewGoalDialog:
-        dialog = NewGoalDialog(self.model_choices(), self.model_for_new(),
-                               self.settings.default_permission_mode, self)
-        dialog.accepted_goal.connect(self.start_goal)
-        dialog.draft_requested.connect(lambda intent, spec: asyncio.ensure_future(self._draft(dialog, intent, spec)))
-        self.new_goal_dialog = dialog
-        dialog.show()
-        return dialog
-
-    def open_settings(self):
-        from .settings_dialog import SettingsDialog
-
-        if self.settings_dialog is None:
-            self.settings_dialog = SettingsDialog(self.settings, self.model_choices(), self,
-                                                  journal_used=getattr(self.journal, "path", None))
-            self.settings_dialog.saved.connect(self._on_settings_saved)
-        self.settings_dialog.show()
-        self.settings_dialog.raise_()
-        return self.settings_dialog
-
-    def _on_settings_saved(self, settings) -> None:
-        self.settings = settings
-        self.confirmer.timeout_s = settings.confirm_timeout
-        self.session = None  # the next chat turn uses the new defaults
-        self.statusBar().showMessage("settings saved", 4000)
-
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             self._restyle()
@@ -468,60 +434,6 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.interrupted_bar.setStyleSheet("QFrame { background: %s; border-radius: 4px; }"
                                            % ("#5a4a12" if dark else "#fcf3cf"))
         self.budgets.restyle(self.palette())
-
-    async def _draft(self, dialog: NewGoalDialog, intent: str, spec: str) -> None:
-        from ..engine.session import GoalSession
-        from ..providers import load_model
-
-        try:
-            model, _ = await asyncio.to_thread(load_model, spec)
-            dialog.fill(await GoalSession(model).draft(intent))
-        except Exception as exc:  # one line for the person; the detail in the log
-            log.info("drafting failed", exc_info=True)
-            dialog.error.setText(f"could not draft: {exc}")
-        finally:
-            dialog.draft_button.setEnabled(True)
-
-    def create_run(self, goal: dict) -> Run:
-        """A run for a goal (the New Goal dialog's fields); a bad field raises InputError in one line.
-        A local model loads its weights on its own thread at the first call, not here."""
-        return start_run(self.journal, goal["objective"], model=goal["model"], strategy=goal["strategy"],
-                         limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
-                         confirmer=self.confirmer, workspace=goal.get("workspace"),
-                         options=goal.get("options") or self.settings.cursor_options())
-
-    def start_goal(self, goal: dict) -> Run | None:
-        """Start the goal; with another one current, ask to replace it first (and return None)."""
-        try:
-            validate_objective(goal.get("objective", ""))  # refused before any question is asked
-        except InputError as exc:
-            self.statusBar().showMessage(str(exc), 10000)
-            return None
-        return self.claim("The new goal", lambda: self.create_run(goal), self.run_goal)
-
-    def run_goal(self, run: Run) -> None:
-        """Follow `run` and drive it: it is the window's current goal."""
-        self.run = run
-        self._make_current(run)
-        self.follow(run)
-        run.start()
-        self.refresh_runs()
-        return run
-
-    def _on_command_return_pressed(self) -> None:
-        text = self.command.text().strip()
-        self.command.clear()
-        if not text:
-            return
-        if not text.startswith("/goal"):
-            self.chat_task = asyncio.ensure_future(chat_turn(self, text))
-            return
-        goal_command(self, text[len("/goal"):].strip())
-
-    def _on_session_run(self, run: Run) -> None:
-        self._current = run  # the session made it: it holds it already
-        self.follow(run)
-        self.refresh_runs()
 
     # -- the journal -----------------------------------------------------------------
 

@@ -71,6 +71,14 @@ class Context:
         """Run, ask, hold or refuse `action` in the run's permission mode (permissions.TABLE)."""
         return decide(self._run.record.permission_mode, action)
 
+    def asked_before(self, kind: str, goal: Goal) -> list[str] | None:
+        """The split ("subgoals") or plan a stop left unanswered for `goal`, to ask again with the edits
+        made so far instead of paying the model for another, when this mode still asks; else None."""
+        asked = self._run.record.unanswered.get((kind, goal.id))
+        if asked is None or self.decide(Action.PLAN if kind == "plan" else Action.SUBGOALS) is not Decision.ASK:
+            return None
+        return [str(t) for t in asked["proposal"].get("subgoals", [])]
+
     def add_goal(self, parent: Goal | None, text: str) -> Goal:
         return self._run.add_goal(parent, text)
 

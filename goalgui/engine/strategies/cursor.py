@@ -6,11 +6,9 @@ settles only through `task_complete{id, summary, evidence}` or `task_fail{id, re
 id of the active task (or from a plain text answer); a settled task is never worked again.
 Evidence-gated completion: a task that used tools must have run a verification-capable one
 before `task_complete` is accepted. Rounds that produce nothing new escalate (re-anchor, narrow,
-force-close, fail forward), so a task always ends. Tool categories have budgets that follow
-what they yield.
-
-All durable state is in the record: the plan is the tree, a task's rounds and tool calls are
-counted from its events; what a round remembers within a task (its conversation, the
+force-close, fail forward), so a task always ends. Tool categories have budgets that follow what
+they yield. All durable state is in the record: the plan is the tree, a task's rounds and tool
+calls are counted from its events; what a round remembers within a task (its conversation, the
 escalation stage) starts again after a resume, which re-anchors the task.
 """
 
@@ -177,10 +175,8 @@ class Cursor:
             if room < 1:  # before any call is paid for
                 raise BudgetExhausted(f"budget: goals ({ctx.record.metrics.goals_created} of "
                                       f"{ctx.record.limits.max_goals} used; the plan needs at least 1 more)")
-            asked = ctx.record.unanswered.get(("plan", root.id)) if ctx.decide(Action.PLAN) is Decision.ASK else None
-            if asked is not None:  # a stop left the plan unanswered: asked again with its edits, not made again
-                texts = [str(t) for t in asked["proposal"].get("subgoals", [])] or [objective]
-                notes = ["the plan asked before the stop is asked again, not made again"]
+            if asked := ctx.asked_before("plan", root):  # a stop left it unanswered: asked again, not made again
+                texts, notes = asked, ["the plan asked before the stop is asked again, not made again"]
             elif not plan_first(objective):  # a short remark or question: one task, no planning call
                 texts, notes = [objective], ["a short remark or question: one task, not planned"]
             else:

@@ -165,11 +165,8 @@ class GoalStack:
         subgoals: list[str] = []
         dropped_restated = 0
         notes = []
-        asked = ctx.record.unanswered.get(("subgoals", goal.id))
-        if asked is not None and ctx.decide(Action.SUBGOALS) is Decision.ASK:
-            # a stop (pause, closed window, crash) left this split unanswered: ask it again, with the
-            # operator's edits so far, instead of paying the model for another one
-            subgoals = [str(t) for t in asked["proposal"].get("subgoals", [])][:allowance]
+        if asked := ctx.asked_before("subgoals", goal):  # a stop (pause, closed window, crash) left it open
+            subgoals = asked[:allowance]
             notes.append("the split asked before the stop is asked again, not made again")
         for attempt in range(0 if subgoals else 2):
             reply = await ctx.call_model(
