@@ -361,7 +361,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
             self.controls.refresh()
             self._update_status()
             if any(type(e) is ev.RunStateChanged for e in fresh):  # the Runs tab's row says it at once
-                self.refresh_runs()
+                self._on_runs_timer_timeout()  # read off the loop, and only while the tab is shown
 
     def _on_tick_timeout(self) -> None:
         """The figures of a live run (tokens, goals, elapsed) and what the controls allow, five times a second:

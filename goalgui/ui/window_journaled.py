@@ -4,6 +4,7 @@ runs an interruption left paused (resume or abandon). A mixin of `MainWindow`.""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from PySide6.QtWidgets import QMessageBox
 
@@ -15,6 +16,7 @@ from ..runs import abandon_run, resume_run
 from .inspect_bar import health_text
 
 
+log = logging.getLogger(__name__)
 REPLAY_LIMIT = 1_000_000  # events the timeline replays for a moment: ~9 s, ~0.35 GB here (open_bench)
 
 
@@ -110,7 +112,8 @@ class JournaledRuns:
             try:
                 runs = await asyncio.to_thread(self.journal.runs)
                 self.runs_view.show_runs(runs)
-            except JournalError as exc:
+            except Exception as exc:  # a damaged, locked or closed journal: one line, and the next tick tries again
+                log.info("reading the runs failed", exc_info=True)
                 self.statusBar().showMessage(f"could not read the runs: {exc}", 8000)
             finally:
                 self._runs_reading = False
