@@ -20,7 +20,8 @@ from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
 from .engine.permissions import PERMISSION_MODES
 from .engine.run import Run
-from .engine.strategies import check_strategy
+from .engine.health import health, health_line
+from .engine.strategies import WHEN, check_strategy, limits_for, strategy_options
 from .runs import (EXIT_BAD_INPUT, EXIT_INTERNAL, BudgetStillSpent, cancel_run, exit_code, poll_controls, resume_run,
                    start_run)
 from .terminal import shown
@@ -52,7 +53,8 @@ def _duration(text: str) -> float:
 
 def _budget_flags(p: argparse.ArgumentParser, with_depth: bool) -> None:
     if with_depth:
-        p.add_argument("--max-depth", type=_positive, help="the root is depth 0 (default 3)")
+        p.add_argument("--max-depth", type=_positive,
+                       help="the root is depth 0 (default 3; task-loop: the depth of a task, default 2)")
     p.add_argument("--max-goals", type=_positive, help="goal count limit (default 25)")
     p.add_argument("--token-budget", type=_positive, help="stop at this many tokens")
     p.add_argument("--turn-budget", type=_positive, help="stop after this many turns")
@@ -74,7 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="how completion is judged: shown to the model at each turn and held against each result")
     run.add_argument("--workspace", help="the folder the run's tools act in (default: a new folder for the run "
                                          "in the user data dir)")
-    run.add_argument("--strategy", default="goal-stack", help="goal-stack or cursor (task-loop and plan: not yet)")
+    run.add_argument("--strategy", default="goal-stack", metavar="NAME",
+                     help="; ".join(f"{name}: {when}" for name, when in WHEN.items()) + " (default goal-stack)")
+    run.add_argument("--max-iterations", type=int, metavar="N", help="task-loop: tasks executed at most (default 15)")
+    run.add_argument("--max-queue", type=int, metavar="N", help="task-loop: tasks waiting at most (default 20)")
+    run.add_argument("--first-task", metavar="TEXT",
+                     help="task-loop: the first task (default: the objective itself)")
+    run.add_argument("--max-parallel", type=int, metavar="N",
+                     help="plan: independent steps run side by side, at most (default 3)")
     run.add_argument("--no-evidence-gate", action="store_const", const=False, dest="evidence_gate",
                      help="cursor: accept task_complete without a check having been run")
     run.add_argument("--evidence-gate", action="store_const", const=True, dest="evidence_gate",
@@ -104,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("run")
     export.add_argument("--format", choices=["json", "md"], default="json")
     export.add_argument("--events", action="store_true", help="include the event log (json)")
+    export.add_argument("--health", action="store_true", help="include the strategy's health figures (json)")
     export.add_argument("-o", "--output")
     export.add_argument("--journal")
     journal_cmd = sub.add_parser("journal", help="check a journal, or recover what a damaged one holds")
@@ -255,8 +265,8 @@ def _confirmer(args):
 def cmd_run(args) -> int:
     validate_objective(args.objective)
     check_strategy(args.strategy)
-    limits = Limits().merged(max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
-                             turns=args.turn_budget, seconds=args.time_budget)
+    limits = limits_for(args.strategy, max_depth=args.max_depth, max_goals=args.max_goals, tokens=args.token_budget,
+                        turns=args.turn_budget, seconds=args.time_budget)
     from .settings import Settings
 
     settings = Settings.load()
@@ -276,8 +286,11 @@ def cmd_run(args) -> int:
 
 
 def _options(args, settings) -> dict:
-    return settings.cursor_options(evidence_gate=args.evidence_gate, round_budget=args.round_budget,
-                                   unproductive_limit=args.unproductive_limit)
+    options = settings.cursor_options(evidence_gate=args.evidence_gate, round_budget=args.round_budget,
+                                      unproductive_limit=args.unproductive_limit)
+    options.update(strategy_options(args.strategy, max_iterations=args.max_iterations, max_queue=args.max_queue,
+                                    max_parallel=args.max_parallel, first_task=args.first_task))
+    return options
 
 
 def _run_in_window(args, limits, settings) -> int:
@@ -323,6 +336,8 @@ def _drive(run: Run, journal, args) -> int:
     report = run.report()
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
+    if run.record.strategy != "goal-stack":  # the figures its seed says to watch (stderr: never the report)
+        print(f"health: {shown(health_line(health(run.record)))}", file=sys.stderr)
     reason = shown(run.record.stop_reason or "")
     if state is RunState.PAUSED:
         print(f"paused ({reason}); resume with: goalgui resume {run.run_id}", file=sys.stderr)
@@ -413,7 +428,7 @@ def cmd_export(args) -> int:
         else:
             record = journal.view(run_id)
             events = list(journal.events(run_id)) if args.events else None
-            text = json.dumps(json_report(record, events), indent=2, ensure_ascii=False) + "\n"
+            text = json.dumps(json_report(record, events, with_health=args.health), indent=2, ensure_ascii=False) + "\n"
     if args.output:
         tmp = f"{args.output}.tmp{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as f:

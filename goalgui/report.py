@@ -5,12 +5,18 @@ from __future__ import annotations
 import time
 
 from .engine import events as ev
+from .engine.health import health as strategy_health
+from .engine.health import health_line
 from .engine.record import REUSED, RunRecord
 from .terminal import shown
 
 
-def json_report(record: RunRecord, events=None) -> dict:
+def json_report(record: RunRecord, events=None, *, with_health: bool = False) -> dict:
+    """The run report (DESIGN.md's keys); `events` adds the event log and `with_health` the strategy's
+    health figures (`export --events`, `export --health`), so the report's own keys stay the contract."""
     report = record.report()
+    if with_health:
+        report["health"] = strategy_health(record)
     if events is not None:
         report["events"] = [{"seq": e.seq, "ts": e.ts, "type": e.type, **ev.payload(e)} for e in events]
     return report
@@ -27,6 +33,48 @@ def health(record: RunRecord) -> dict:
         "fell_through": sum(1 for g in record.goals.values() if "executed directly" in g.note),
         "retries": sum(1 for g in record.goals.values() if g.attempts > 1),
     }
+
+
+def health_section(record: RunRecord) -> list[str]:
+    """The strategy's health figures (`engine.health`) as Markdown lines."""
+    figures = strategy_health(record)
+    if not figures:
+        return []
+    lines = ["## Health", "", shown(health_line(figures)), ""]
+    if figures["strategy"] == "task-loop":
+        hist = ", ".join(f"{p}: {n}" for p, n in figures["histogram"].items()) or "-"
+        eff = ", ".join(f"{p}: {n}" for p, n in figures["effective_histogram"].items()) or "-"
+        share = figures["artefact_share"]
+        lines += [f"- k (tasks created per task completed): {figures['k']:.2f}"
+                  + (" — at or above 1, the queue does not shrink" if figures["k_flag"] else ""),
+                  f"- the model's priorities: {hist}" + (" — over half share one value" if figures["histogram_flag"]
+                                                        else ""),
+                  f"- effective priorities: {eff}",
+                  f"- artefacts among completed tasks: {'-' if share is None else f'{share:.0%}'} "
+                  f"({figures['artefact_rule']})"]
+        for d in figures["duplicates"]:
+            lines.append(f"- refused as a duplicate ({d['how']}, {d['similarity']:.2f}): {shown(d['text'])} "
+                         f"— like {d['match_id']}: {shown(d['match'])}")
+        for d in figures["nearest_kept"]:
+            lines.append(f"- kept, nearest {d['match_id']} at {d['similarity']:.2f}: {shown(d['text'])}")
+        lines += ["", "| task | priority (effective) | depth | creator | state | iteration |", "|---|---|---|---|---|---|"]
+        for t in record.tasks():
+            f = t.facts
+            lines.append(f"| {t.id} {shown(t.text)[:80]} | {f.get('priority', '-')} ({f.get('effective', '-')}) | "
+                         f"{f.get('task_depth', '-')} | {f.get('creator') or '-'} | {t.status.value} | "
+                         f"{f.get('iteration', '-')} |")
+        lines.append("")
+    elif figures["strategy"] == "plan":
+        for version in record.plans:
+            lines += [f"### Plan v{version.version} ({shown(version.reason)})", ""]
+            for s in version.steps:
+                goal = record.goals.get(s.get("goal_id", ""))
+                state = goal.status.value if goal is not None else "?"
+                after = ", ".join(str(d) for d in s.get("dependencies", [])) or "-"
+                lines.append(f"- step {s['step']} [{state}] {shown(s['goal'])} (tool {shown(str(s.get('tool')))}; "
+                             f"after {after})")
+            lines.append("")
+    return lines
 
 
 def in_tree_order(goals: list[dict]) -> list[dict]:
@@ -83,6 +131,7 @@ def markdown_report(record: RunRecord) -> str:
         "",
         shown(r["summary"], lines=True) or "(none)",
         "",
+        *health_section(record),
         "## Tokens by purpose",
         "",
     ]

@@ -184,8 +184,6 @@ def test_creation_is_validated():
         Run.create("ok", model, limits=Limits(tokens=1.5))
     with pytest.raises(InputError, match="out of range"):
         Run.create("ok", model, limits=Limits(turns=0))
-    with pytest.raises(InputError, match="not built yet"):
-        Run.create("ok", model, strategy="task-loop")
     with pytest.raises(InputError, match="unknown strategy"):
         Run.create("ok", model, strategy="nope")
 

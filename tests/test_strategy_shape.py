@@ -92,6 +92,7 @@ def test_a_new_strategy_is_one_module_registered_by_name(monkeypatch):
     assert report["metrics"]["turns"] == 1
 
 
-def test_strategies_not_built_are_refused_with_the_ones_that_are():
+def test_strategies_not_built_are_refused_with_the_ones_that_are(monkeypatch):
+    monkeypatch.delitem(strategies.BUILT, "plan")
     with pytest.raises(InputError, match="the plan strategy is not built yet; use one of goal-stack"):
         Run.create("Say hello", FunctionModel(lambda r: well_behaved(r)), strategy="plan")

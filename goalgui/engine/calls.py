@@ -38,6 +38,11 @@ INJECTED = frozenset({"execute", "decompose", "work"})
 
 
 class ModelCalls:
+    @property
+    def calling(self) -> tuple[str, str | None, float] | None:
+        """(purpose, goal id, since) of the latest call in flight, or None."""
+        return next(reversed(self._flights.values()), None)
+
     async def call_model(
         self,
         purpose: str,
@@ -78,7 +83,8 @@ class ModelCalls:
             deadline=None if remaining is None else time.monotonic() + remaining,
         )
         started = time.perf_counter()
-        self.calling = (purpose, goal.id if goal else None, time.time())  # what the window shows in flight
+        flight = id(request)
+        self._flights[flight] = (purpose, goal.id if goal else None, time.time())  # what the window shows
         try:
             if remaining is None:
                 reply = await self.model.complete(request)
@@ -104,7 +110,7 @@ class ModelCalls:
             log.warning("model %s raised", getattr(self.model, "name", "?"), exc_info=True)
             raise self._model_failed(request, goal, started, type(exc).__name__, str(exc)) from None
         finally:
-            self.calling = None
+            self._flights.pop(flight, None)
         try:
             reply = checked(reply)
         except BadResponse as exc:
@@ -154,7 +160,12 @@ class ModelCalls:
 
     async def confirm(self, kind: str, proposal: dict, goal: Goal | None = None) -> ConfirmationAnswer:
         """Ask the confirmer, recording question, the person's edits as they make them, and the answer.
-        The same question left unanswered by a stop comes back with those edits."""
+        The same question left unanswered by a stop comes back with those edits. Questions from steps
+        running side by side are asked one at a time."""
+        async with self._confirm_lock:
+            return await self._confirm(kind, proposal, goal)
+
+    async def _confirm(self, kind: str, proposal: dict, goal: Goal | None) -> ConfirmationAnswer:
         mode = self.record.permission_mode
         confirmation_id = uuid.uuid4().hex[:8]
         goal_id = goal.id if goal is not None else None

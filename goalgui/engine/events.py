@@ -48,6 +48,7 @@ class RunStateChanged(Event):
     # when the active time this change closes really ended, if before `ts`: a run restored after
     # its process died was active only until that process's last event, not through the downtime
     active_until: float | None = None
+    health: dict | None = None  # the strategy's health figures when the run stops (`engine.health`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +68,7 @@ class GoalAdded(Event):
     parent_id: str | None
     depth: int
     text: str
+    facts: dict | None = None  # what a strategy keeps on the goal as data (a task's priority, a step's tool)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +83,7 @@ class GoalChanged(Event):
     attempts: int | None = None
     verdict: str | None = None
     actionable: bool | None = None
+    facts: dict | None = None  # merged into the goal's facts (a key set to None is removed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,6 +197,31 @@ class OperatorMessage(Event):
     text: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DuplicateRefused(Event):
+    """The task loop refused a new task as a duplicate of one it has: exactly the same words ("exact")
+    or an embedding at or above the threshold ("similar"). Logged so the threshold can be judged."""
+
+    type: ClassVar[str] = "duplicate_refused"
+    text: str
+    match_id: str
+    match_text: str
+    similarity: float
+    how: str  # exact or similar
+    creator_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanMade(Event):
+    """The plan strategy's plan, version by version (a replan adds one): each step as
+    {"step", "goal_id", "goal", "tool", "dependencies"}; `reason` says why this version exists."""
+
+    type: ClassVar[str] = "plan_made"
+    version: int
+    steps: list
+    reason: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (
@@ -212,6 +240,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ConfirmationAnswered,
         Summarized,
         OperatorMessage,
+        DuplicateRefused,
+        PlanMade,
     )
 }
 
@@ -231,3 +261,21 @@ def from_payload(type_name: str, seq: int, ts: float, data: dict) -> Event:
     cls = EVENT_TYPES[type_name]
     names = _PAYLOAD_FIELDS[cls]
     return cls(seq=seq, ts=ts, **{k: v for k, v in data.items() if k in names})
+
+
+def plot_marks(events) -> list[tuple[str, float, str]]:
+    """What a batch did that the budget plots mark: ("nudge", ts, budget), ("paused", ts, reason),
+    ("blocked", ts, reason), ("resumed", ts, ""), ("limits", ts, "") when a limit changed."""
+    marks = []
+    for e in events:
+        t = type(e)
+        if t is BudgetNudged:
+            marks.append(("nudge", e.ts, e.budget))
+        elif t is RunStateChanged:
+            if e.state in ("paused", "blocked"):
+                marks.append((e.state, e.ts, e.reason or ""))
+            elif e.state == "active" and e.seq > 2:  # not the start: a resume
+                marks.append(("resumed", e.ts, ""))
+        elif t is LimitsChanged and e.seq > 2:
+            marks.append(("limits", e.ts, ""))
+    return marks

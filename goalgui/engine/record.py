@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import events as ev
+from .events import plot_marks  # noqa: F401 (where the journal and the window import it from)
 from .lifecycle import Limits, RunState
 
 
@@ -51,6 +52,7 @@ class Goal:
     created_at: float = 0.0
     updated_at: float = 0.0
     children: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)  # a strategy's data on the goal (not in the report's goals)
 
     @property
     def tokens(self) -> int:
@@ -144,6 +146,8 @@ class RunRecord:
         # per goal, its tool calls in brief (name, decision, ok, arguments cut short), for reports
         self.tool_log: dict[str | None, list[tuple[str, str, bool, str]]] = {}
         self.rounds: dict[str, int] = {}  # per goal, the `work` calls made on it (the cursor's rounds)
+        self.duplicates: list[ev.DuplicateRefused] = []  # the task loop's refused pairs
+        self.plans: list[ev.PlanMade] = []  # the plan strategy's versions, first to latest
         self._handlers = {
             ev.RunStarted: self._run_started,
             ev.RunStateChanged: self._run_state_changed,
@@ -160,6 +164,8 @@ class RunRecord:
             ev.Summarized: self._summarized,
             ev.OperatorMessage: self._operator_message,
             ev.ToolCalled: self._tool_called,
+            ev.DuplicateRefused: self.duplicates.append,
+            ev.PlanMade: self.plans.append,
         }
 
     @classmethod
@@ -337,6 +343,8 @@ class RunRecord:
 
     def _goal_added(self, e: ev.GoalAdded) -> None:
         goal = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts)
+        if e.facts:
+            goal.facts.update(e.facts)
         self.goals[e.goal_id] = goal
         if e.parent_id is None:
             self.root_id = self.root_id or e.goal_id
@@ -364,6 +372,12 @@ class RunRecord:
             g.verdict = e.verdict
         if e.actionable is not None:
             g.actionable = e.actionable
+        if e.facts:
+            for key, value in e.facts.items():
+                if value is None:
+                    g.facts.pop(key, None)
+                else:
+                    g.facts[key] = value
         g.updated_at = e.ts
 
     def _model_called(self, e: ev.ModelCalled) -> None:
@@ -445,30 +459,13 @@ INTERRUPTED = "interrupted: the process driving the run ended"
 TOOL_LOG_PER_GOAL = 50
 
 
-def plot_marks(events) -> list[tuple[str, float, str]]:
-    """What a batch did that the budget plots mark: ("nudge", ts, budget), ("paused", ts, reason),
-    ("blocked", ts, reason), ("resumed", ts, ""), ("limits", ts, "") when a limit changed."""
-    marks = []
-    for e in events:
-        t = type(e)
-        if t is ev.BudgetNudged:
-            marks.append(("nudge", e.ts, e.budget))
-        elif t is ev.RunStateChanged:
-            if e.state in ("paused", "blocked"):
-                marks.append((e.state, e.ts, e.reason or ""))
-            elif e.state == "active" and e.seq > 2:  # not the start: a resume
-                marks.append(("resumed", e.ts, ""))
-        elif t is ev.LimitsChanged and e.seq > 2:
-            marks.append(("limits", e.ts, ""))
-    return marks
-
-
 def goal_from_events(events) -> Goal | None:
     """One goal as its own events (from the journal's goal index) leave it."""
     record = RunRecord()
     for e in events:
         if type(e) is ev.GoalAdded:
-            record.goals[e.goal_id] = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts)
+            record.goals[e.goal_id] = Goal(e.goal_id, e.parent_id, e.depth, e.text, created_at=e.ts, updated_at=e.ts,
+                                           facts=dict(e.facts or {}))
         elif e.goal_id in record.goals:
             record._handlers[type(e)](e)
     return next(iter(record.goals.values()), None)

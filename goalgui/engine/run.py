@@ -19,6 +19,7 @@ from . import events as ev
 from . import prompts
 from .calls import ModelCalls
 from .confirm import ConfirmerFn, NeedsConfirmation, approve_all
+from .health import health
 from .lifecycle import InputError, Limits, RunState, StopRun, check_transition, validate_objective, validate_text
 from .memory import Embedder, FindingsMemory
 from .model import Model, ProviderError, RateLimited
@@ -60,7 +61,8 @@ class Run(ModelCalls, ToolCalls):
         self.model = model
         self.prompts = prompts.for_model(model)
         self._turn_boundary = False  # the next model call opens a turn: it carries the goal injection
-        self.calling: tuple[str, str | None, float] | None = None  # (purpose, goal id, since) of the call in flight
+        self._flights: dict[int, tuple[str, str | None, float]] = {}  # the calls in flight (the plan runs several)
+        self._confirm_lock = asyncio.Lock()  # steps side by side ask their questions one at a time
         self.confirmer = confirmer
         self.clock = clock
         self.recorder = Recorder(record, sink, clock)
@@ -154,7 +156,7 @@ class Run(ModelCalls, ToolCalls):
 
     # -- the tree ------------------------------------------------------------
 
-    def add_goal(self, parent: Goal | None, text: str) -> Goal:
+    def add_goal(self, parent: Goal | None, text: str, facts: dict | None = None) -> Goal:
         self._goal_seq += 1
         goal_id = f"g{self._goal_seq}"
         self.emit(
@@ -163,6 +165,7 @@ class Run(ModelCalls, ToolCalls):
             parent_id=parent.id if parent else None,
             depth=parent.depth + 1 if parent else 0,
             text=text,
+            facts=facts or None,
         )
         return self.record.goals[goal_id]
 
@@ -229,7 +232,8 @@ class Run(ModelCalls, ToolCalls):
 
     def _transition(self, state: RunState, reason: str | None = None, outcome: str | None = None) -> None:
         check_transition(self.record.state, state)
-        self.emit(ev.RunStateChanged, state=state.value, reason=reason, outcome=outcome)
+        figures = None if state is RunState.ACTIVE else health(self.record)  # journaled where the run stops
+        self.emit(ev.RunStateChanged, state=state.value, reason=reason, outcome=outcome, health=figures)
 
     def pause(self, reason: str = "paused by user") -> None:
         """Stop working at once; the goal in hand runs again on resume."""
@@ -278,7 +282,7 @@ class Run(ModelCalls, ToolCalls):
             if goal.status not in SETTLED:
                 self.set_goal(goal, status=GoalStatus.SKIPPED, note=_join(goal.note, reason))
         self._cancel_step()
-        self._transition(RunState.COMPLETE, outcome=self.record.compute_outcome())
+        self._transition(RunState.COMPLETE, outcome=self._outcome())
         self.recorder.flush()
 
     def skip(self, goal_id: str | None = None) -> Goal:
@@ -302,7 +306,8 @@ class Run(ModelCalls, ToolCalls):
         for g in subtree:
             if g.status not in SETTLED:
                 self.set_goal(g, status=GoalStatus.SKIPPED, note=_join(g.note, "skipped by user"))
-        if self.strategy.current_goal_id in ids:
+        cancel_goals = getattr(self.strategy, "cancel_goals", None)  # a plug-in may work one goal at a time
+        if not (cancel_goals is not None and cancel_goals(ids)) and self.strategy.current_goal_id in ids:
             self._cancel_step()
         self.settle_parents(goal)
         self.recorder.flush()
@@ -408,10 +413,18 @@ class Run(ModelCalls, ToolCalls):
         if self.record.state is RunState.ACTIVE:
             self.pause(reason)
 
+    def _outcome(self) -> str:
+        """The strategy's outcome (the plan's may be gave_up); by the leaves for one that has none."""
+        outcome = getattr(self.strategy, "outcome", None)
+        return outcome() if outcome is not None else self.record.compute_outcome()
+
     async def _finish(self) -> None:
+        finishing = getattr(self.strategy, "finishing", None)
+        if finishing is not None:
+            finishing()
         await self._wrap_up("complete", None)
         if self.record.state is RunState.ACTIVE:
-            self._transition(RunState.COMPLETE, outcome=self.record.compute_outcome())
+            self._transition(RunState.COMPLETE, outcome=self._outcome())
 
     async def _block(self, reason: str) -> None:
         if self.record.state is not RunState.ACTIVE:

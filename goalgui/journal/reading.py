@@ -164,6 +164,14 @@ class Reading:
         listed["run_started"] = json.loads(started[0]) if started else {}
         return listed
 
+    def final_health(self, run_id: str) -> dict:
+        """The strategy's health figures journaled when the run last stopped (`engine.health`), or {}."""
+        with self._lock:
+            row = self._db.execute("SELECT data FROM events WHERE run_id=? AND type='run_state_changed' "
+                                   "AND data LIKE '%\"health\":{%' ORDER BY seq DESC LIMIT 1", (run_id,)).fetchone()
+        figures = json.loads(row[0]).get("health") if row else None
+        return figures if isinstance(figures, dict) else {}
+
     def final_summary(self, run_id: str) -> str:
         """The run's latest wrap-up (its Summarized event's text), or ""."""
         with self._lock:

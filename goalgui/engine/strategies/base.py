@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from ..events import DuplicateRefused, PlanMade
 from ..permissions import Action, Decision, decide
 
 if TYPE_CHECKING:  # only names for the annotations
@@ -39,6 +40,31 @@ class Strategy(Protocol):
 
     async def step(self) -> None:
         """One turn of work; may raise StopRun, a ProviderError or NeedsConfirmation."""
+
+    def outcome(self) -> str:
+        """What a completed run achieved: done, partial, failed (the plan adds gave_up)."""
+
+    def cancel_goals(self, ids: set[str]) -> bool:
+        """Stop the work on these goals (being skipped) if this strategy runs several at once and
+        is working on one of them: True when it did, False to let the run cancel the step."""
+
+    def finishing(self) -> None:
+        """The last changes before the run completes (the plan settles its root by its final version)."""
+
+
+class BaseStrategy:
+    """What most strategies share: the outcome by the leaves, one goal worked at a time."""
+
+    ctx: Context
+
+    def outcome(self) -> str:
+        return self.ctx.record.compute_outcome()
+
+    def cancel_goals(self, ids: set[str]) -> bool:
+        return False
+
+    def finishing(self) -> None:
+        return None
 
 
 class Context:
@@ -74,13 +100,26 @@ class Context:
     def asked_before(self, kind: str, goal: Goal) -> list[str] | None:
         """The split ("subgoals") or plan a stop left unanswered for `goal`, to ask again with the edits
         made so far instead of paying the model for another, when this mode still asks; else None."""
+        proposal = self.unanswered(kind, goal)
+        return None if proposal is None else [str(t) for t in proposal.get("subgoals", [])]
+
+    def unanswered(self, kind: str, goal: Goal) -> dict | None:
+        """The whole proposal `asked_before` reads the texts of (the plan strategy keeps its steps in it)."""
         asked = self._run.record.unanswered.get((kind, goal.id))
         if asked is None or self.decide(Action.PLAN if kind == "plan" else Action.SUBGOALS) is not Decision.ASK:
             return None
-        return [str(t) for t in asked["proposal"].get("subgoals", [])]
+        return asked["proposal"]
 
-    def add_goal(self, parent: Goal | None, text: str) -> Goal:
-        return self._run.add_goal(parent, text)
+    def add_goal(self, parent: Goal | None, text: str, facts: dict | None = None) -> Goal:
+        return self._run.add_goal(parent, text, facts)
+
+    def log_duplicate(self, **fields) -> None:
+        """Journal a refused duplicate task (`events.DuplicateRefused`)."""
+        self._run.emit(DuplicateRefused, **fields)
+
+    def log_plan(self, version: int, steps: list[dict], reason: str) -> None:
+        """Journal a version of the plan (`events.PlanMade`)."""
+        self._run.emit(PlanMade, version=version, steps=steps, reason=reason)
 
     def set_goal(self, goal: Goal, **changes) -> None:
         self._run.set_goal(goal, **changes)

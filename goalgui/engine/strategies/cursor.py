@@ -22,7 +22,7 @@ from ..parsing import Unparseable, json_values, normalise, string_list
 from ..permissions import Action, Decision
 from ..record import SETTLED, Goal, GoalStatus
 from ..tools import BaseTool, ToolEnv, ToolError, Toolbox, ToolSpec
-from .base import Context
+from .base import BaseStrategy, Context
 from . import small
 from .goal_stack import plan_first
 
@@ -108,7 +108,7 @@ class _Budgeted(BaseTool):
         return await self.tool(arguments, env)
 
 
-class Cursor:
+class Cursor(BaseStrategy):
     name = "cursor"
 
     def __init__(self, context: Context):

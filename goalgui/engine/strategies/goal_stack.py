@@ -14,7 +14,7 @@ from ..lifecycle import Blocked, BudgetExhausted
 from ..parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
 from ..permissions import Action, Decision
 from ..record import REUSED, Goal, GoalStatus
-from .base import Context
+from .base import BaseStrategy, Context
 
 MAX_SUBGOALS = 4
 MAX_ATTEMPTS = 2
@@ -23,10 +23,11 @@ MAX_SUBGOAL_CHARS = 500
 _LIST_MARKS = " \t-*•·.,:;)]}>\"'"
 TOOL_ROUNDS = 6  # rounds of tool calls one execution may take before it must answer
 CALLS_PER_ROUND = 8
-EXECUTE_MAX_TOKENS = 800  # a result is cut to RESULT_CUT characters in later contexts anyway
+EXECUTE_MAX_TOKENS = 800
+DEPTH_FORCED = "depth limit"  # the note of a leaf the depth limit made: executed without asking
 
 
-class GoalStack:
+class GoalStack(BaseStrategy):
     """Depth-first: the next goal is the first pending leaf in pre-order."""
 
     name = "goal-stack"
@@ -83,7 +84,7 @@ class GoalStack:
                 actionable = goal.actionable
             elif goal.depth >= rec.limits.max_depth:
                 actionable = True
-                notes.append(f"depth limit {rec.limits.max_depth}: executed")
+                notes.append(f"{DEPTH_FORCED} {rec.limits.max_depth}: executed")
             elif (rule := self._small_model_rule(goal)) is not None:
                 actionable, note = rule
                 notes.append(note)
@@ -237,8 +238,7 @@ class GoalStack:
             notes.append(f"{REUSED} {prior.key} (similarity {prior.score:.2f})")
         else:
             findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
-            # a small model is offered no tools: it cannot call them, and the offer costs its context
-            tools = ctx.tools.offered() if ctx.tools is not None and ctx.prompts.PROFILE != "small" else None
+            tools = offered_tools(ctx)
             messages = ctx.prompts.execute(rec.objective, goal.text, self.context_for(goal), findings,
                                            rec.converging(), tools=bool(tools))
             result = await self._work(goal, messages, tools)
@@ -274,23 +274,7 @@ class GoalStack:
                          note=_join(goal.note, "verification failed twice"))
 
     async def _work(self, goal: Goal, messages: list[dict], tools: list[dict] | None) -> str:
-        """The goal's result: the model's answer, after the tool calls it asked for have run
-        (at most TOOL_ROUNDS rounds; then one last call without tools asks for the answer)."""
-        ctx = self.ctx
-        for _round in range(TOOL_ROUNDS if tools else 1):
-            reply = await ctx.call_model("execute", messages, goal, tools=tools, max_tokens=EXECUTE_MAX_TOKENS)
-            if not tools or not reply.tool_calls:
-                return reply.text.strip()
-            messages = [*messages, {"role": "assistant", "content": reply.text, "tool_calls": reply.tool_calls}]
-            for call in reply.tool_calls[:CALLS_PER_ROUND]:
-                result = await ctx.call_tool(goal, call)
-                messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""), "content": result})
-            for call in reply.tool_calls[CALLS_PER_ROUND:]:  # every call gets its answer, as the wire formats want
-                messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""),
-                                 "content": f"not run: at most {CALLS_PER_ROUND} tool calls at a time"})
-        reply = await ctx.call_model("execute", [*messages, {"role": "user", "content": ctx.prompts.ROUNDS_SPENT}],
-                                     goal, max_tokens=EXECUTE_MAX_TOKENS)
-        return reply.text.strip()
+        return await work(self.ctx, goal, messages, tools)
 
     def _lineage(self, goal: Goal) -> list[str]:
         """The texts of `goal` and each of its ancestors."""
@@ -332,6 +316,32 @@ class GoalStack:
         return "\n".join(lines)[:RESULT_CUT]
 
 
+async def work(ctx: Context, goal: Goal, messages: list[dict], tools: list[dict] | None,
+               purpose: str = "execute") -> str:
+    """The goal's result: the model's answer, after the tool calls it asked for have run
+    (at most TOOL_ROUNDS rounds; then one last call without tools asks for the answer)."""
+    for _round in range(TOOL_ROUNDS if tools else 1):
+        reply = await ctx.call_model(purpose, messages, goal, tools=tools, max_tokens=EXECUTE_MAX_TOKENS)
+        if not tools or not reply.tool_calls:
+            return reply.text.strip()
+        messages = [*messages, {"role": "assistant", "content": reply.text, "tool_calls": reply.tool_calls}]
+        for call in reply.tool_calls[:CALLS_PER_ROUND]:
+            result = await ctx.call_tool(goal, call)
+            messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""), "content": result})
+        for call in reply.tool_calls[CALLS_PER_ROUND:]:  # every call gets its answer, as the wire formats want
+            messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""),
+                             "content": f"not run: at most {CALLS_PER_ROUND} tool calls at a time"})
+    reply = await ctx.call_model(purpose, [*messages, {"role": "user", "content": ctx.prompts.ROUNDS_SPENT}],
+                                 goal, max_tokens=EXECUTE_MAX_TOKENS)
+    return reply.text.strip()
+
+
+def offered_tools(ctx: Context) -> list[dict] | None:
+    """The tools a goal's execution is offered: none for a small model (it cannot call them, and the
+    offer costs its context) or a run without tools."""
+    return ctx.tools.offered() if ctx.tools is not None and ctx.prompts.PROFILE != "small" else None
+
+
 def plan_first(objective: str) -> bool:
     """Seed 002: a short remark (32 characters or fewer) or a question under 120 characters is
     done as one goal; a longer imperative objective is planned."""
@@ -346,6 +356,8 @@ def _fold(goal: Goal, actionable: bool, notes: list[str]) -> dict:
     fields: dict = {}
     if goal.actionable is not actionable:
         fields["actionable"] = actionable
+    if any(n.startswith(DEPTH_FORCED) for n in notes) and goal.facts.get("forced") != "depth":
+        fields["facts"] = {"forced": "depth"}  # the health figures count these leaves
     if notes:
         fields["note"] = _join(goal.note, "; ".join(notes))
         notes.clear()
