@@ -9,7 +9,8 @@ context, then it may create new tasks and the queue is re-scored.
 Why it ends: creation is capped by an allowance from the space left in the queue (2 at most; zero is
 allowed and the prompt says so), nothing is created at the depth limit, duplicates are refused by
 their exact words and by embedding similarity (the pairs are journaled so the threshold can be
-judged), and iterations, queue length, depth, tokens and time are capped separately. A completeness
+judged; with the default lexical embedder a pair must also say the same words in order, as the goal
+stack's restatement check has it), and iterations, queue length, depth, tokens and time are capped separately. A completeness
 check compares the objective with what is done and may clear the queue. What the caps leave in the
 queue is skipped with the reason, never dropped.
 """
@@ -22,7 +23,7 @@ import re
 from .. import prompts_loop as P
 from ..lifecycle import Blocked
 from ..memory import FindingsMemory
-from ..parsing import Unparseable, degenerate, json_values, normalise, yes_no
+from ..parsing import Unparseable, content_words, degenerate, json_values, near, normalise, yes_no
 from ..permissions import Action, Decision
 from ..record import Goal, GoalStatus
 from .base import BaseStrategy, Context
@@ -241,7 +242,10 @@ class TaskLoop(BaseStrategy):
                 continue
             best = seen.search(text, k=1)
             threshold = float(self.options.get("similarity", SIMILARITY))
-            if best and best[0].score >= threshold:
+            if best and best[0].score >= threshold and (seen.semantic or near(content_words(text),
+                                                                             content_words(rec.goals[best[0].key].text))):
+                # a lexical embedder (the default) scores "write about foam" and "write about tape" under one
+                # objective at 0.89: with it, a pair is one only if it also says the same words in order
                 match = rec.goals[best[0].key]
                 ctx.log_duplicate(text=text, match_id=match.id, match_text=match.text,
                                   similarity=round(best[0].score, 4), how="similar", creator_id=task.id)
