@@ -10,14 +10,17 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
+from ..engine.health import health_line
 from ..report import json_report, markdown_report
 from .plain import plain_label
 
 
-def health_text(h: dict, tokens_by_purpose: dict) -> str:
-    """The run's health in numbers: `h` from report.health (a record) or Journal.health (a closed run)."""
+def health_text(h: dict, tokens_by_purpose: dict, figures: dict | None = None) -> str:
+    """The run's health in numbers: `h` from report.health (a record) or Journal.health (a closed run);
+    `figures`, the strategy's own (engine.health), lead for the strategies that have their own."""
     by_purpose = ", ".join(f"{p} {n:,}" for p, n in sorted(tokens_by_purpose.items(), key=lambda kv: -kv[1]))
-    return (f"leaves done:failed {h['leaves_done']}:{h['leaves_failed']}  ·  deepest depth "
+    own = health_line(figures) if figures and figures.get("strategy") not in (None, "goal-stack") else ""
+    return (f"{own}  ·  " if own else "") + (f"leaves done:failed {h['leaves_done']}:{h['leaves_failed']}  ·  deepest depth "
             f"{h['max_depth_reached']}{' (limit hit)' if h['depth_limit_hit'] else ''}  ·  decompositions fell "
             f"through {h['fell_through']}  ·  retries {h['retries']}  ·  tokens by purpose: {by_purpose or '-'}")
 

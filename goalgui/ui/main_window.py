@@ -31,6 +31,7 @@ from ..engine import events as ev
 from ..engine.lifecycle import RunState
 from ..engine.record import RunRecord, plot_marks
 from ..engine.run import Run
+from ..engine.health import health as strategy_health
 from ..report import health
 from ..terminal import shown
 from .bridge import EventBridge
@@ -44,6 +45,7 @@ from .inspect_bar import InspectBar, health_text
 from .new_goal import NewGoalDialog
 from .panes import GoalDetail, RunsView
 from .plan_pane import PlanPane
+from .strategy_pane import SHOWN, StrategyPane
 from .tree_view import GoalTreeView
 from .tree_model import STATUS_MARK, GoalTreeModel
 from .plain import plain_label
@@ -154,7 +156,14 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         left_layout.addLayout(filters)
         self.plan = PlanPane()  # the cursor's plan, beside the tree
         left_layout.addWidget(self.plan)
-        left_layout.addWidget(self.tree)
+        self.strategy_pane = StrategyPane()  # the task loop's queue, the plan's graph
+        self.strategy_pane.goalChosen.connect(self._choose_goal)
+        self.left_split = QSplitter(Qt.Orientation.Vertical)
+        self.left_split.addWidget(self.strategy_pane)
+        self.left_split.addWidget(self.tree)
+        self.left_split.setStretchFactor(1, 1)
+        self.left_split.setSizes([300, 400])
+        left_layout.addWidget(self.left_split)
         self.detail = GoalDetail()
         self.budgets = BudgetPanel()
         self.right_split = QSplitter(Qt.Orientation.Vertical)
@@ -285,6 +294,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self._auto_expanded.clear()
         self.tree_model.load_record(run.record)
         self.plan.show_record(run.record)
+        self.strategy_pane.show_record(run.record)
         self.shown_seq = run.record.last_seq
         self._live_state = run.record.state
         self.budgets.load_series(self.journal.series(run.run_id), start=run.record.started_at)
@@ -324,10 +334,12 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.shown_seq = n
         self.tree_model.load_record(record)
         self.plan.show_record(record)
+        self.strategy_pane.show_record(record)
         self.tree.expandToDepth(1)
         self.budgets.load_series(series + [(n, {**record.snapshot(), "marks": []})], start=record.started_at)
         self.inspect.show_moment(n, record.updated_at - record.started_at,
-                                 health_text(health(record), record.metrics.tokens_by_purpose), at)
+                                 health_text(health(record), record.metrics.tokens_by_purpose,
+                                             strategy_health(record)), at)
         self.statusBar().clearMessage()
         self._show_selected()
         self._update_status()
@@ -350,6 +362,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.tree_model.apply(fresh)
         if self.plan.isVisible() or self.run.record.strategy == "cursor":
             self.plan.show_record(self.run.record)
+        if self.strategy_pane.strategy in SHOWN:
+            self.strategy_pane.show_record(self.run.record)
         self.budgets.add(self.run.record.snapshot(), plot_marks(fresh))
         running = next((e.goal_id for e in reversed(fresh) if type(e) is ev.TurnStarted and e.goal_id), None)
         if running is not None:
@@ -370,7 +384,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
             self.controls.refresh()
             self._ticks += 1
             if self._ticks % HEALTH_TICKS == 0 or not self.health_line.text():
-                self.health_line.setText(health_text(health(self.run.record), self.run.record.metrics.tokens_by_purpose))
+                rec = self.run.record
+                self.health_line.setText(health_text(health(rec), rec.metrics.tokens_by_purpose, strategy_health(rec)))
         self._update_status()
 
     def _on_bridge_events_committed(self, batch) -> None:
@@ -434,6 +449,7 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.interrupted_bar.setStyleSheet("QFrame { background: %s; border-radius: 4px; }"
                                            % ("#5a4a12" if dark else "#fcf3cf"))
         self.budgets.restyle(self.palette())
+        self.strategy_pane.restyle(self.palette())
 
     # -- the journal -----------------------------------------------------------------
 

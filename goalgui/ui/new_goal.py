@@ -9,15 +9,17 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
 from ..engine.lifecycle import InputError, Limits, validate_objective
 from ..engine.permissions import PERMISSION_MODES
-from ..engine.strategies import STRATEGIES, check_strategy
+from ..engine.strategies import OPTIONS, STRATEGIES, WHEN, check_strategy, limits_for, strategy_options
 from ..engine.session import AUTHOR_FIELDS
 from .budget_fields import BudgetEdit
 from .plain import plain_label
@@ -53,12 +55,28 @@ class NewGoalDialog(QDialog):
         self.strategy = QComboBox()
         for name in STRATEGIES:
             self.strategy.addItem(name)
+            index = self.strategy.count() - 1
+            self.strategy.setItemData(index, f"{name}: {WHEN.get(name, '')}", 3)  # tooltip role
             try:
                 check_strategy(name)
             except InputError as exc:  # shown, but refused, with the reason
-                index = self.strategy.count() - 1
                 self.strategy.model().item(index).setEnabled(False)
-                self.strategy.setItemData(index, str(exc), 3)  # tooltip role
+                self.strategy.setItemData(index, str(exc), 3)
+        self.when = plain_label()  # when the chosen strategy fits, from the seeds' own advice
+        self.when.setWordWrap(True)
+        # the strategy's own options (the command's --max-iterations, --max-queue, --max-parallel)
+        self.options: dict[str, QSpinBox] = {}
+        options_row = QHBoxLayout()
+        for strategy, names in OPTIONS.items():
+            for name, (default, lo, hi) in names.items():
+                box = QSpinBox()
+                box.setRange(lo, hi)
+                box.setValue(default)
+                box.setPrefix(name.replace("max_", "max ").replace("_", " ") + ": ")
+                box.setProperty("strategy", strategy)
+                self.options[name] = box
+                options_row.addWidget(box)
+        options_row.addStretch(1)
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.addItems(models)
@@ -72,6 +90,9 @@ class NewGoalDialog(QDialog):
         self.turns = BudgetEdit("turns")
         self.seconds = BudgetEdit("seconds")
         form.addRow("Strategy", self.strategy)
+        form.addRow("", self.when)
+        self.options_label = QLabel("Strategy options")
+        form.addRow(self.options_label, options_row)
         form.addRow("Model", self.model)
         form.addRow("Permission mode", self.mode)
         form.addRow("Max depth", self.max_depth)
@@ -88,10 +109,33 @@ class NewGoalDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
         self.draft_button.clicked.connect(self._on_draft_clicked)
+        self._defaults = self._limit_values()
+        self.strategy.currentTextChanged.connect(self._on_strategy_changed)
+        self._on_strategy_changed(self.strategy.currentText())
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         self.error.clear()  # opened again: last time's refusal is not this time's
         super().showEvent(event)
+
+    def _limit_values(self) -> dict:
+        return {"max_depth": self.max_depth.text(), "max_goals": self.max_goals.text(), "tokens": self.tokens.text()}
+
+    def _on_strategy_changed(self, name: str) -> None:
+        """Say when it fits, show its options, and take its default limits where the fields still hold
+        the last strategy's defaults (what the person typed stays)."""
+        self.when.setText(WHEN.get(name, ""))
+        shown = False
+        for box in self.options.values():
+            box.setVisible(box.property("strategy") == name)
+            shown |= box.property("strategy") == name
+        self.options_label.setVisible(shown)
+        defaults = limits_for(name)
+        fresh = {"max_depth": str(defaults.max_depth), "max_goals": str(defaults.max_goals),
+                 "tokens": "" if defaults.tokens is None else str(defaults.tokens)}
+        for field, edit in (("max_depth", self.max_depth), ("max_goals", self.max_goals), ("tokens", self.tokens)):
+            if edit.text() == self._defaults.get(field):
+                edit.setText(fresh[field])
+        self._defaults = fresh
 
     def fill(self, draft: dict) -> None:
         for name, edit in self.fields.items():
@@ -105,9 +149,13 @@ class NewGoalDialog(QDialog):
         limits = Limits(max_depth=self.max_depth.value(), max_goals=self.max_goals.value(),
                         tokens=self.tokens.value() or None, turns=self.turns.value() or None,
                         seconds=self.seconds.value() or None).validated()
-        check_strategy(self.strategy.currentText())
-        return {"objective": objective, "criteria": criteria, "strategy": self.strategy.currentText(),
-                "model": self.model.currentText().strip(), "limits": limits, "mode": self.mode.currentText()}
+        strategy = self.strategy.currentText()
+        check_strategy(strategy)
+        options = strategy_options(strategy, **{n: b.value() for n, b in self.options.items()
+                                                if b.property("strategy") == strategy})
+        return {"objective": objective, "criteria": criteria, "strategy": strategy,
+                "model": self.model.currentText().strip(), "limits": limits, "mode": self.mode.currentText(),
+                "options": options}
 
     def _on_buttons_accepted(self) -> None:
         try:

@@ -161,7 +161,7 @@ class CurrentGoal:
         return start_run(self.journal, goal["objective"], model=goal["model"], strategy=goal["strategy"],
                          limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
                          confirmer=self.confirmer, workspace=goal.get("workspace"),
-                         options=goal.get("options") or self.settings.cursor_options())
+                         options={**self.settings.cursor_options(), **(goal.get("options") or {})})
 
     def start_goal(self, goal: dict) -> Run | None:
         """Start the goal; with another one current, ask to replace it first (and return None)."""

@@ -14,6 +14,7 @@ from ..engine.run import Run
 from ..journal import JournalError
 from ..runs import abandon_run, resume_run
 from .inspect_bar import health_text
+from .strategy_pane import SHOWN
 
 
 log = logging.getLogger(__name__)
@@ -63,15 +64,18 @@ class JournaledRuns:
 
 
     async def _show_journaled_extras(self, run_id: str, generation: int) -> None:
-        series, run_health, wrap_up = await asyncio.to_thread(
-            lambda: (self.journal.series(run_id), self.journal.health(run_id), self.journal.final_summary(run_id)))
+        shown = self.summary["strategy"] in SHOWN  # their queue or graph is drawn from the whole record
+        series, run_health, wrap_up, record, figures = await asyncio.to_thread(
+            lambda: (self.journal.series(run_id), self.journal.health(run_id), self.journal.final_summary(run_id),
+                     self.journal.load(run_id) if shown else None, self.journal.final_health(run_id)))
         if generation != self._moment_generation:  # another run or moment is shown by now
             return
+        self.strategy_pane.show_record(record)
         self.run_summary = wrap_up
         self._show_selected()
         self.budgets.load_series(series, start=self.summary["started_at"])
         self.inspect.show_moment(self.shown_seq, self.summary["updated_at"] - self.summary["started_at"],
-                                 health_text(run_health, self.summary["totals"].get("purpose", {})))
+                                 health_text(run_health, self.summary["totals"].get("purpose", {}), figures))
         self.moment_shown.emit(self.shown_seq)
 
 

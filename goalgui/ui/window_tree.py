@@ -72,6 +72,13 @@ class TreeFollowing:
         self.tree.scrollTo(index)
 
 
+    def _choose_goal(self, goal_id: str) -> None:
+        """A task in the queue or a step in the graph was clicked: its goal is selected in the tree."""
+        self._follow_goal(goal_id)
+        index = self._view_index(self.tree_model.index_of(goal_id))
+        if index.isValid():
+            self.tree.setCurrentIndex(index)
+
     def _on_tree_expanded_by_hand(self, index) -> None:
         """The person opened a goal: it stays open, following will not fold it."""
         if not self._expanding:
