@@ -46,7 +46,6 @@ def test_a_task_loop_run_shows_its_queue_and_health_beside_the_tree(window, qloo
     texts = [pane.queue.model.task(r).text for r in range(pane.queue.model.rowCount())]
     assert "Draft part 1: material choices" in texts and "Research packaging regulations" in texts
     assert "k " in pane.queue.health_line.text()
-    assert "k " in window.health_line.text()  # the strategy's figures lead the live health line
     chosen = next(t for t in run.record.tasks() if t.text == "Research packaging regulations")
     pane.goalChosen.emit(chosen.id)
     assert window._selected_goal_id() == chosen.id
