@@ -34,7 +34,8 @@ class Crashy:
         if r.purpose == "reprioritise":
             return ModelReply(json.dumps({"priorities": []}), usage=Usage(5, 2))
         if r.purpose == "check_complete":
-            return ModelReply("NO: parts are missing", usage=Usage(5, 2))
+            done = sum(line.startswith("- ") for line in r.messages[-1]["content"].splitlines())
+            return ModelReply("YES: all parts" if done >= 7 else "NO: parts are missing", usage=Usage(5, 2))
         if r.purpose == "plan":
             steps = [{"id": i, "goal": text + " / step " + str(i), "tool": None,
                       "dependencies": [] if i < 4 else [1, 2, 3]} for i in range(1, 7)]

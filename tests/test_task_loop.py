@@ -54,7 +54,10 @@ def executed(run):
 
 async def test_the_guarded_blog_series_run_of_seed_003_completes_seven_tasks_in_seven_iterations():
     word = fresh_words()
-    model = loop(lambda r: [(f"Draft the part on {word()}", 2), (f"List sources on {word()}", 4)])
+    # the completeness check says the objective is met once all seven are done (and not before)
+    seven = lambda r: ({"answer": "YES", "reason": "all parts"} if sum(line.startswith("- ") for line in r.messages[-1]["content"].splitlines()) >= 7
+                       else {"answer": "NO", "reason": "parts are missing"})  # noqa: E731
+    model = loop(lambda r: [(f"Draft the part on {word()}", 2), (f"List sources on {word()}", 4)], check=seven)
     run = start(model, options={"first_task": "Draft the outline for all five parts"})
     assert await run.drive() is RunState.COMPLETE
     tasks = run.record.tasks()
@@ -68,6 +71,16 @@ async def test_the_guarded_blog_series_run_of_seed_003_completes_seven_tasks_in_
     assert figures["k"] == pytest.approx(6 / 7, abs=1e-3) and not figures["k_flag"]
     # depth-2 tasks are never asked to create: the create calls are the 3 tasks above the limit
     assert model.purposes().count("create") == 3
+
+
+async def test_a_queue_run_dry_short_of_the_objective_is_a_partial_outcome():
+    """Every task done, but the completeness check at the empty queue says the objective is not met:
+    the run says partial, and why, instead of done."""
+    run = start(loop(lambda r: []))
+    assert await run.drive() is RunState.COMPLETE
+    assert [t.status.value for t in run.record.tasks()] == ["done"]
+    assert run.report()["outcome"] == "partial"
+    assert "completeness check: not met (parts are missing)" in run.record.goals["g1"].note
 
 
 async def test_a_creator_that_always_asks_for_three_gets_two_and_the_loop_ends():

@@ -45,8 +45,15 @@ def execute_task(objective: str, task: str, recent: list[tuple[str, str]], conve
                      False)
 
 
-def create_schema(allowance: int) -> dict:
-    item = {"type": "object", "properties": {"description": {"type": "string", "maxLength": 160},
+# a small model's step or task text is held to a short plain sentence by the grammar: unheld, the 135M
+# model wrote empty descriptions, or code fences and half a JSON document inside a step's goal
+# (the full stop is allowed: without it the model, wanting to end, ran words together: "homedaynight")
+SENTENCE = {"type": "string", "pattern": "^[A-Z][a-z]{1,14}( [A-Za-z0-9',-]{1,14}){2,11}[.]?$"}
+
+
+def create_schema(allowance: int, small: bool = False) -> dict:
+    text = SENTENCE if small else {"type": "string", "maxLength": 160}
+    item = {"type": "object", "properties": {"description": text,
                                              "priority": {"type": "integer", "minimum": 1, "maximum": 9}},
             "required": ["description", "priority"]}
     return {"type": "object", "properties": {"tasks": {"type": "array", "items": item, "minItems": 0,
@@ -59,12 +66,17 @@ CREATE = ("Create AT MOST {n} new tasks that the objective still needs: fewer is
           "{{\"tasks\": [{{\"description\": \"...\", \"priority\": 1-9}}]}}.")
 CREATE_SMALL = ("You list at most {n} next tasks for the goal, each a short sentence starting with a verb, "
                 "or none if the goal is covered. Priority 1 = first, 9 = last.")
+CREATE_EXAMPLE = ("Goal: Plan a picnic in the park\nDone: Choose a park and a date",
+                  json.dumps({"tasks": [{"description": "Choose food for the picnic", "priority": 2},
+                                        {"description": "Write an invitation to friends", "priority": 3}]}))
 
 
 def create(objective: str, task: str, result: str, queued: list[str], allowance: int, *, small: bool) -> list[dict]:
-    if small:
-        return _messages(CREATE_SMALL.format(n=allowance),
-                         f"Goal: {_one_line(objective)}\nDone: {_one_line(task)}", True)
+    if small:  # one worked exchange: without it the model's tasks were the goal said again
+        question, answer = CREATE_EXAMPLE
+        return [{"role": "system", "content": CREATE_SMALL.format(n=allowance)},
+                {"role": "user", "content": question}, {"role": "assistant", "content": answer},
+                {"role": "user", "content": f"Goal: {_one_line(objective)}\nDone: {_one_line(task)}"}]
     waiting = "\n".join(f"- {q}" for q in queued[:8]) or "(none)"
     return _messages(CREATE.format(n=allowance),
                      f"{data('objective', objective)}\n{data('just completed', task)}\n"
@@ -117,20 +129,25 @@ PLAN_EXAMPLE = {"steps": [{"id": 1, "goal": "List the guests", "tool": None, "de
 REFUSED = "Your plan was refused: {error}. Write it again, fixing that."
 
 
-def plan_schema(tools: list[str], most: int) -> dict:
+def plan_schema(tools: list[str], most: int, small: bool = False, least: int = 1) -> dict:
+    """`small`: 3 or 4 steps of plain sentences (a 135M model's first plan was the objective as one
+    step; `least` 1 for a replan, which may need one step only)."""
     tool = {"anyOf": [{"type": "string", "enum": tools}, {"type": "null"}]} if tools else {"type": "null"}
+    if small:
+        least, most = min(max(least, 1), most), min(most, 4)
     step = {"type": "object", "properties": {"id": {"type": "integer", "minimum": 1},
-                                             "goal": {"type": "string", "maxLength": 200}, "tool": tool,
+                                             "goal": SENTENCE if small else {"type": "string", "maxLength": 200},
+                                             "tool": tool,
                                              "dependencies": {"type": "array", "items": {"type": "integer"}}},
             "required": ["id", "goal", "tool", "dependencies"]}
-    return {"type": "object", "properties": {"steps": {"type": "array", "items": step, "minItems": 1,
+    return {"type": "object", "properties": {"steps": {"type": "array", "items": step, "minItems": least,
                                                        "maxItems": most}}, "required": ["steps"]}
 
 
 def plan(objective: str, tools: list[str], most: int, error: str | None, *, small: bool,
          least: int = 1) -> list[dict]:
     if small:
-        messages = [{"role": "system", "content": PLAN_SMALL.format(least=max(2, least), most=min(most, 5))},
+        messages = [{"role": "system", "content": PLAN_SMALL.format(least=min(3, most), most=min(most, 4))},
                     {"role": "user", "content": "Goal: Plan a party"},
                     {"role": "assistant", "content": json.dumps(PLAN_EXAMPLE)},
                     {"role": "user", "content": f"Goal: {_one_line(objective)}"}]
@@ -152,7 +169,7 @@ def replan(objective: str, tools: list[str], done: list[tuple[int, str, str]], f
     kept = "\n".join(f"{i}. {g}: {_one_line(r)[:300]}" for i, g, r in done) or "(none)"
     step, goal, why = failed
     if small:
-        messages = _messages(PLAN_SMALL.format(least=1, most=min(most, 5)) + f" Number them from {next_id}.",
+        messages = _messages(PLAN_SMALL.format(least=1, most=min(most, 4)) + f" Number them from {next_id}.",
                              f"Goal: {_one_line(objective)}\nFailed: {_one_line(goal)}", True)
     else:
         messages = _messages(f"{REPLAN.format(next_id=next_id, most=most)} Tools: {', '.join(tools) or 'none'}.",

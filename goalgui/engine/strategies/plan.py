@@ -20,7 +20,7 @@ import time
 from .. import prompts_loop as P
 from ..lifecycle import Blocked
 from ..model import BadResponse
-from ..parsing import degenerate, json_values
+from ..parsing import degenerate, json_values, normalise
 from ..permissions import Action, Decision
 from ..record import SETTLED, Goal, GoalStatus
 from .base import BaseStrategy, Context
@@ -87,8 +87,18 @@ def repaired(raw, tools: set[str], most: int, first_id: int, kept: frozenset[int
     steps = raw.get("steps") if isinstance(raw, dict) else raw
     if not isinstance(steps, list):
         return raw, []
-    notes, fixed, old_to_new = [], [], {}
-    for n, s in enumerate([s for s in steps if isinstance(s, dict)][:most], first_id):
+    notes, fixed, old_to_new, texts = [], [], {}, {}
+    for s in [s for s in steps if isinstance(s, dict)]:
+        key = normalise(str(s.get("goal", "")))
+        if key in texts:  # the same step twice: one step, and what depended on either depends on it
+            if isinstance(s.get("id"), int):
+                old_to_new.setdefault(s["id"], texts[key])
+            notes.append(f"a repeated step was dropped ({str(s.get('goal'))[:60]!r})")
+            continue
+        if len(fixed) == most:
+            break
+        n = first_id + len(fixed)
+        texts[key] = n
         if isinstance(s.get("id"), int):
             old_to_new.setdefault(s["id"], n)
         fixed.append(dict(s, id=n))
@@ -320,7 +330,8 @@ class Plan(BaseStrategy):
                     messages = P.replan(rec.objective, tools, [(s["step"], g.text, g.result) for s, g in kept],
                                         (s["step"], g.text, why), first_id, most, error, small=small)
                 reply = await ctx.call_model("plan" if failed is None else "replan", messages, root,
-                                             schema=P.plan_schema(tools, most), max_tokens=70 * most + 60)
+                                             schema=P.plan_schema(tools, most, small, 3 if failed is None else 1),
+                                             max_tokens=70 * most + 60)
                 raw = next(iter(json_values(reply.text)), None)
                 if small:
                     raw, fixes = repaired(raw, set(tools), most, first_id, kept_ids)

@@ -76,6 +76,14 @@ class TaskLoop(BaseStrategy):
         self.current_goal_id: str | None = None
         self.rebuild()
 
+    def outcome(self) -> str:
+        """By the tasks, except that a loop whose queue ran dry with the completeness check saying the
+        objective is not met did not do it all: partial, whatever the tasks it ran said."""
+        outcome = self.ctx.record.compute_outcome()
+        if outcome == "done" and self._root().facts.get("covered") is False:
+            return "partial"
+        return outcome
+
     # -- state, from the record --------------------------------------------------
 
     def rebuild(self) -> None:
@@ -226,7 +234,7 @@ class TaskLoop(BaseStrategy):
         small = ctx.prompts.PROFILE == "small"
         reply = await ctx.call_model("create", P.create(rec.objective, task.text, task.result,
                                                         [q.text for q in self.queued()], allowance, small=small),
-                                     task, schema=P.create_schema(allowance), max_tokens=90 * allowance + 40)
+                                     task, schema=P.create_schema(allowance, small), max_tokens=90 * allowance + 40)
         # what is not a task (a number, a bare string, an empty text) is not counted against the allowance
         items = [i for i in _items(reply.text, "tasks") if isinstance(i, dict) and isinstance(i.get("description"), str)
                  and i["description"].strip()][:allowance]
