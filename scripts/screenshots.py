@@ -84,6 +84,36 @@ async def scenario(app, window, out: Path) -> None:
         grab(app, window, out / f"{prefix}runs-dark.png")
 
 
+async def strategies(app, window, out: Path) -> None:
+    """The task loop's queue and the plan's graph, on the embedded model (as `--window` shows them)."""
+    from goalgui.engine import Limits, RunState
+    from goalgui.ui.theme import apply_theme
+
+    apply_theme("light")
+    window.setGeometry(0, 0, *SIZES[""])
+    window.tabs.setCurrentIndex(0)
+    window.budgets.views.setCurrentWidget(window.budgets.plot)
+    limits = Limits(tokens=300_000, max_goals=40, max_depth=2)
+    for strategy, options in (("plan", {}), ("task-loop", {"max_iterations": 5})):
+        run = window.start_goal({"objective": "Plan a small birthday party for a child", "criteria": "",
+                                 "strategy": strategy, "model": "local", "limits": limits, "mode": "auto",
+                                 "options": options})
+        if strategy == "plan":  # steps running: the boxes pulse
+            await wait_for(lambda: any(g.status.value == "running" for g in run.record.tasks()), 300)
+            await asyncio.sleep(1.0)
+            grab(app, window, out / "plan-running.png")
+        else:  # the queue with tasks waiting
+            await wait_for(lambda: len(run.record.tasks()) >= 3 or run.state.final, 300)
+            await asyncio.sleep(0.5)
+            grab(app, window, out / "task-loop-running.png")
+        await wait_for(lambda: run.state.final or run.state is not RunState.ACTIVE, 900)
+        await asyncio.sleep(1.0)
+        grab(app, window, out / f"{strategy}-finished.png")
+    window.tabs.setCurrentWidget(window.runs_view)
+    await asyncio.sleep(0.6)
+    grab(app, window, out / "runs-health.png")
+
+
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots").resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -104,6 +134,7 @@ def main() -> int:
     window.show()
     with loop:
         loop.run_until_complete(scenario(app, window, out))
+        loop.run_until_complete(strategies(app, window, out))
     journal.close()
     return 0
 

@@ -63,6 +63,7 @@ def test_killed_runs_resume_without_redoing_done_work(tmp_path, strategy):
 
     checkpoints, run_ids, kills, current = [], [], 0, None
     while kills < KILLS:
+        assert len(run_ids) < 40, "the kills never met a run at work"
         args = ("resume", current) if current else ("run", f"Crash objective {len(run_ids)}", "--strategy", strategy,
                                                      "--model", "python:crashy.py:Crashy")
         proc = subprocess.Popen(goalgui_cmd(*args), cwd=tmp_path, env=env,
@@ -71,7 +72,12 @@ def test_killed_runs_resume_without_redoing_done_work(tmp_path, strategy):
         if current is None:
             current = first.split()[1].rstrip(":")
             run_ids.append(current)
-        time.sleep(rng.uniform(0.05, 0.4))
+        # killed by progress, not by the clock: after 1 to 3 more executions (on a fast machine a run of
+        # this model is over in 0.1 s, and a kill at a random delay then only ever met finished runs)
+        target = len(log_lines()) + rng.randint(1, 3)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and len(log_lines()) < target and time.monotonic() < deadline:
+            time.sleep(0.005)
         proc.kill()
         proc.wait()
         proc.stdout.close()

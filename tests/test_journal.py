@@ -5,6 +5,7 @@ import sqlite3
 import pytest
 
 from goalgui.engine import Limits, Run, RunState
+from goalgui.engine.health import health
 from goalgui.engine.lifecycle import InputError
 from goalgui.journal import Journal, JournalError, RunBusy
 
@@ -21,7 +22,7 @@ def test_schema_is_versioned_and_in_wal_mode(tmp_path):
     path = tmp_path / "j.sqlite3"
     Journal(path).close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.execute("PRAGMA user_version=99")
     db.commit()
@@ -43,10 +44,11 @@ async def test_a_schema_1_journal_is_migrated_with_its_runs_intact(tmp_path):
     db = sqlite3.connect(path)  # take it back to what goalgui 0.1 wrote
     db.executescript("DROP INDEX events_by_goal; ALTER TABLE events DROP COLUMN goal_id;"
                      "ALTER TABLE goals DROP COLUMN note; ALTER TABLE goals DROP COLUMN children;"
-                     "DROP TABLE series; PRAGMA user_version=1;")
+                     "DROP TABLE series; ALTER TABLE runs DROP COLUMN health; PRAGMA user_version=1;")
     db.close()
     journal = Journal(path)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert journal.final_health(run.run_id) == health(run.record) != {}
     got = (journal.children(run.run_id, "g1"), journal.health(run.run_id),
            [type(e).__name__ for e in journal.goal_events(run.run_id, "g2")])
     assert got == expected
@@ -54,6 +56,30 @@ async def test_a_schema_1_journal_is_migrated_with_its_runs_intact(tmp_path):
     assert {k: migrated[k] for k in ("tokens", "turns", "goals", "settled", "purpose", "state")} == \
         {k: last_totals[k] for k in ("tokens", "turns", "goals", "settled", "purpose", "state")}
     assert journal.load(run.run_id).report() == run.record.report()
+    journal.close()
+
+
+async def test_a_schema_2_journal_learns_each_runs_health_from_its_events(tmp_path):
+    """Schema 3 keeps the health figures of a run's last stop beside its state; a journal written
+    before that takes them from each run's last state change that had them, once."""
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    runs = []
+    for objective in ("Write a report", "Write a second report"):
+        run = Run.create(objective, FunctionModel(lambda r: well_behaved(r, width=2)), sink=journal,
+                         limits=Limits(tokens=5_000))
+        await run.drive()
+        runs.append(run)
+    expected = {r.run_id: journal.final_health(r.run_id) for r in runs}
+    assert all(expected.values()) and expected[runs[0].run_id]["strategy"] == "goal-stack"
+    journal.close()
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE runs DROP COLUMN health; PRAGMA user_version=2;")
+    db.close()
+    journal = Journal(path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert {r.run_id: journal.final_health(r.run_id) for r in runs} == expected
+    assert {r["run_id"]: r["health"] for r in journal.runs()} == expected
     journal.close()
 
 

@@ -234,6 +234,10 @@ async def test_the_iteration_cap_skips_what_is_left_never_drops_it():
     assert skipped and all("iteration cap (4)" in t.note for t in skipped)
     assert len(run.report()["goals"]) == 1 + len(tasks)  # every created task is in the report
     assert run.report()["outcome"] == "partial"
+    # the objective was worked on: its goal is done (not "skipped" as a goal whose sub-goals were),
+    # and says how much the cap left
+    root = run.record.goals["g1"]
+    assert root.status.value == "done" and f"{len(skipped)} task(s) not run" in root.note
 
 
 async def test_the_completeness_check_may_clear_the_queue():

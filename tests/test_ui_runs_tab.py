@@ -111,3 +111,30 @@ def test_a_running_goal_with_a_result_says_it_is_being_verified(qtbot):
     goal.status = GoalStatus.DONE
     detail.show_goal(goal)
     assert "Attempts 0 " in detail.toPlainText() and "+1" not in detail.toPlainText()
+
+
+def test_each_finished_run_shows_its_health_in_the_runs_tab(window, qloop, journal):
+    """The figures journaled at a run's stop are the row's Health column (a column of the runs table:
+    no run's events are read), in red when they flag a growing queue or flat priorities."""
+    from goalgui.engine.health import health_line
+
+    from .test_task_loop import loop
+
+    stack = Run.create("A goal-stack run", fast_rehearsal(), sink=journal)
+    qloop.run_until_complete(stack.drive())
+    grows = Run.create("A task-loop run", loop(lambda r: [(f"Write part {len(r.messages[-1]['content'])}", 5),
+                                                         (f"List part {len(r.messages[0]['content'])}", 5)]),
+                       strategy="task-loop", sink=journal, limits=Limits(max_depth=1, max_goals=40))
+    qloop.run_until_complete(grows.drive())
+    window.tabs.setCurrentWidget(window.runs_view)
+    view = window.runs_view
+    column = view.COLUMNS.index("Health")
+    until(qloop, lambda: {view.table.item(r, 0).text() for r in range(view.table.rowCount())} >= {stack.run_id,
+                                                                                                   grows.run_id})
+    cells = {view.table.item(r, 0).text(): view.table.item(r, column) for r in range(view.table.rowCount())}
+    assert cells[stack.run_id].text() == health_line(journal.final_health(stack.run_id)) != ""
+    # the depth limit (1) held the queue to 1 + 2 tasks; the model gave every task priority 5
+    assert cells[grows.run_id].text().startswith("k 0.67 · 3 completed, 2 created")
+    assert "priorities flat" in cells[grows.run_id].text()
+    assert cells[grows.run_id].toolTip() == cells[grows.run_id].text()
+    assert cells[grows.run_id].foreground().color().name() == "#c0392b"

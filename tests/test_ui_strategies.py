@@ -43,6 +43,8 @@ def test_a_task_loop_run_shows_its_queue_and_health_beside_the_tree(window, qloo
     until(qloop, lambda: window.shown_state is RunState.COMPLETE)
     pane = window.strategy_pane
     assert pane.isVisible() and pane.currentWidget() is pane.queue
+    above, below = window.left_split.sizes()  # appearing, it took a little over half the left side
+    assert above > below > 0
     texts = [pane.queue.model.task(r).text for r in range(pane.queue.model.rowCount())]
     assert "Draft part 1: material choices" in texts and "Research packaging regulations" in texts
     assert "k " in pane.queue.health_line.text()
@@ -91,3 +93,4 @@ def test_choosing_a_strategy_says_when_it_fits_and_takes_its_defaults(qtbot):
     assert dialog.goal()["options"]["max_parallel"] == 3
     for i in range(dialog.strategy.count()):
         assert dialog.strategy.itemData(i, 3)  # each has its one line as a tooltip
+

@@ -38,7 +38,7 @@ class Reading:
     def runs(self, run_id: str | None = None) -> list[dict]:
         """Every run (or the one named), newest first; an active run whose owner is gone shows as paused."""
         sql = ("SELECT run_id, objective, strategy, state, stop_reason, started_at, updated_at, tokens, goals,"
-               " owner_host, owner_pid, lease_until, outcome, model, last_seq FROM runs")
+               " owner_host, owner_pid, lease_until, outcome, model, last_seq, health FROM runs")
         with self._lock:
             if run_id is None:
                 rows = self._db.execute(sql + " ORDER BY started_at DESC, run_id").fetchall()
@@ -53,7 +53,7 @@ class Reading:
             out.append({
                 "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,
                 "started_at": r[5], "updated_at": r[6], "tokens": r[7], "goals": r[8],
-                "outcome": r[12], "model": r[13], "last_seq": r[14],
+                "outcome": r[12], "model": r[13], "last_seq": r[14], "health": _figures(r[15]),
             })
         return out
 
@@ -167,10 +167,8 @@ class Reading:
     def final_health(self, run_id: str) -> dict:
         """The strategy's health figures journaled when the run last stopped (`engine.health`), or {}."""
         with self._lock:
-            row = self._db.execute("SELECT data FROM events WHERE run_id=? AND type='run_state_changed' "
-                                   "AND data LIKE '%\"health\":{%' ORDER BY seq DESC LIMIT 1", (run_id,)).fetchone()
-        figures = json.loads(row[0]).get("health") if row else None
-        return figures if isinstance(figures, dict) else {}
+            row = self._db.execute("SELECT health FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return _figures(row[0]) if row else {}
 
     def final_summary(self, run_id: str) -> str:
         """The run's latest wrap-up (its Summarized event's text), or ""."""
@@ -215,3 +213,12 @@ class Reading:
                 seq += 1
                 record.apply(event_type(seq=seq, ts=ts, **fields))
         return record
+
+
+def _figures(text: str | None) -> dict:
+    """A run's stored health figures, or {} (none journaled yet, or not an object)."""
+    try:
+        figures = json.loads(text) if text else None
+    except ValueError:
+        return {}
+    return figures if isinstance(figures, dict) else {}

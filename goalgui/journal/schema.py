@@ -1,6 +1,6 @@
-"""The journal's tables (schema 2). `Journal` creates them, and upgrades a schema 1 journal once."""
+"""The journal's tables (schema 3). `Journal` creates them, and upgrades an older journal once."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS runs (
     last_seq    INTEGER NOT NULL DEFAULT 0,
     owner_host  TEXT,
     owner_pid   INTEGER,
-    lease_until REAL
+    lease_until REAL,
+    health      TEXT  -- the strategy's health figures (JSON) journaled at the run's last stop
 );
 -- a rowid table: events are appended in rowid order and many are large (model calls)
 CREATE TABLE IF NOT EXISTS events (

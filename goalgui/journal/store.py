@@ -158,15 +158,34 @@ class Journal(Reading, Ownership):
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
             if version == 1:
                 self._migrate_from_1()
+                version = 2
+            if version == 2:
+                self._migrate_from_2()
             elif version < SCHEMA_VERSION:
                 self._db.executescript("BEGIN;" + TABLES + INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
             if self._db.execute("PRAGMA application_id").fetchone()[0] != guard.APPLICATION_ID:
                 self._db.execute(f"PRAGMA application_id={guard.APPLICATION_ID}")
 
+    def _migrate_from_2(self) -> None:
+        """Schema 2 to 3: each run keeps the health figures of its last stop beside its state, read
+        once from its events (the Runs view shows them for every run without reading events)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("ALTER TABLE runs ADD COLUMN health TEXT")
+            db.execute("UPDATE runs SET health=(SELECT json_extract(e.data, '$.health') FROM events e"
+                       " WHERE e.run_id=runs.run_id AND e.type='run_state_changed'"
+                       " AND json_type(e.data, '$.health')='object' ORDER BY e.seq DESC LIMIT 1)")
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
     def _migrate_from_1(self) -> None:
         """Schema 1 to 2: events learn their goal, goals their note and number of children, and every
         run gets the series its plots read (rebuilt by replaying it, once)."""
-        print(f"goalgui: upgrading the journal {self.path} to schema {SCHEMA_VERSION} (once; a big journal takes "
+        print(f"goalgui: upgrading the journal {self.path} to schema 2 (once; a big journal takes "
               "a while)", file=sys.stderr)
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -196,12 +215,11 @@ class Journal(Reading, Ownership):
                 db.executemany("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", series)
                 db.executemany("UPDATE goals SET note=? WHERE run_id=? AND goal_id=?",
                                [(g.note, run_id, g.id) for g in record.goals.values() if g.note])
-            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            db.execute("PRAGMA user_version=2")
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-
 
     def _checkpoint_loop(self) -> None:
         """Copy the WAL back into the database off the writer's thread. SQLite's automatic checkpoint
@@ -343,6 +361,8 @@ class Journal(Reading, Ownership):
                 run_fields["stop_reason"] = e.reason if e.state != "active" else None
                 if e.outcome is not None:
                     run_fields["outcome"] = e.outcome
+                if e.health is not None:
+                    run_fields["health"] = json.dumps(e.health, separators=(",", ":"))
                 marks.extend(plot_marks((e,)))
             elif t is ev.BudgetNudged or t is ev.LimitsChanged:
                 marks.extend(plot_marks((e,)))

@@ -7,6 +7,7 @@ import time
 from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine import events as ev
+from ..engine.health import health_line
 from ..engine.record import Goal
 
 REPLY_SHOWN = 4000
@@ -91,11 +93,21 @@ class _NumberItem(QTableWidgetItem):
         return mine < theirs
 
 
+def _health_text(figures: dict) -> str:
+    """A run's health line for its row; "" when none was journaled or the figures are not whole (a
+    journal written by another version)."""
+    try:
+        return health_line(figures) if figures else ""
+    except (KeyError, TypeError, ValueError):
+        return ""
+
+
 class RunsView(QWidget):
     """Journaled runs with search; opening one shows it read-only."""
 
     run_opened = Signal(str)
-    COLUMNS = ("Run", "Objective", "Strategy", "State", "Stop reason", "Tokens", "Goals", "Started", "Duration")
+    COLUMNS = ("Run", "Objective", "Strategy", "State", "Stop reason", "Tokens", "Goals", "Started", "Duration",
+               "Health")
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -151,6 +163,8 @@ class RunsView(QWidget):
             self._fill_row(row, r)
         self.table.setSortingEnabled(True)
         self.table.resizeColumnsToContents()
+        health = self.COLUMNS.index("Health")  # a long line: all of it is on hover
+        header.resizeSection(health, min(header.sectionSize(health), 360))
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.setUpdatesEnabled(True)
         self._shown = by_id
@@ -164,8 +178,9 @@ class RunsView(QWidget):
     def _fill_row(self, row: int, r: dict) -> None:
         started_column = self.COLUMNS.index("Started")
         duration = max(0.0, (r["updated_at"] or 0) - (r["started_at"] or 0))
+        figures = r.get("health") or {}
         values = (r["run_id"], r["objective"], r["strategy"], r["state"], r["stop_reason"] or "",
-                  r["tokens"], r["goals"], r["started_at"] or 0.0, duration)
+                  r["tokens"], r["goals"], r["started_at"] or 0.0, duration, _health_text(figures))
         for column, value in enumerate(values):
             if column == started_column:  # shown as a date, sorted as the time it is
                 item = _NumberItem(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)))
@@ -176,6 +191,10 @@ class RunsView(QWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             else:
                 item = QTableWidgetItem(value)
+                if column == len(values) - 1 and value:  # the health figures: all of them on hover
+                    item.setToolTip(value)
+                    if figures.get("k_flag") or figures.get("histogram_flag"):
+                        item.setForeground(QColor("#c0392b"))
             self.table.setItem(row, column, item)
 
     def selected_run(self) -> str | None:

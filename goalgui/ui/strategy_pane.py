@@ -5,7 +5,7 @@ Hidden for the strategies whose tree is the whole story."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QStackedWidget, QWidget
+from PySide6.QtWidgets import QSplitter, QStackedWidget, QWidget
 
 from ..engine.health import health
 from ..engine.record import RunRecord
@@ -71,7 +71,17 @@ class StrategyPane(QStackedWidget):
         else:
             self.graph.set_versions(plan_versions(record))
             self.setCurrentWidget(self.graph)
-        self.show()
+        if self.isHidden():
+            self.show()
+            self._take_half()
+
+    def _take_half(self) -> None:
+        """Appearing in a splitter (above the tree), take a little over half of it: a queue or a plan
+        is what the operator reads in these strategies, and their tree is one level deep."""
+        split = self.parentWidget()
+        if isinstance(split, QSplitter) and split.indexOf(self) == 0 and split.count() == 2:
+            total = sum(split.sizes()) or split.height()
+            split.setSizes([total * 11 // 20, total - total * 11 // 20])
 
     def restyle(self, palette) -> None:
         self.queue.restyle(palette)

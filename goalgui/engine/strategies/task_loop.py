@@ -84,6 +84,15 @@ class TaskLoop(BaseStrategy):
             return "partial"
         return outcome
 
+    def finishing(self) -> None:
+        """The root is the objective the queue worked on: done when tasks were done, whatever a cap
+        or the completeness check left unrun (the tasks say skipped and why, the outcome partial);
+        a root whose tasks all failed stays failed."""
+        root = self._root()
+        if root.status is GoalStatus.SKIPPED and any(t.status is GoalStatus.DONE for t in self.tasks()):
+            left = sum(t.status is GoalStatus.SKIPPED for t in self.tasks())
+            self.ctx.set_goal(root, status=GoalStatus.DONE, note=_join(root.note, f"{left} task(s) not run"))
+
     # -- state, from the record --------------------------------------------------
 
     def rebuild(self) -> None:
