@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import paths
+from . import __version__, paths
 from .cli_admin import cmd_journal, cmd_profiles
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="goalgui", description="Watch and steer LLM goal agents.")
     # the window's journal; every sub-command that reads a journal takes --journal as well
     parser.add_argument("--journal", dest="top_journal", help="journal file (default: in the user data dir)")
+    parser.add_argument("--version", action="version", version=f"goalgui {__version__}")
+    parser.add_argument("--install-desktop-entry", action="store_true",
+                        help="put goalgui in the desktop's menu (entry and icons under ~/.local/share)")
+    parser.add_argument("--uninstall-desktop-entry", action="store_true",
+                        help="take out what --install-desktop-entry put there")
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="start a run and drive it here")
     run.add_argument("objective")
@@ -199,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # `goalgui --journal F runs` and `goalgui runs --journal F` alike; the sub-command's own flag wins
     args.journal = getattr(args, "journal", None) or args.top_journal
+    if args.install_desktop_entry or args.uninstall_desktop_entry:
+        return _desktop_entry(args.install_desktop_entry)
     if args.command in (None, "open"):
         _setup_logging()
         from .ui.app import main as window
@@ -233,6 +240,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"goalgui: internal error: {type(exc).__name__}: {shown(exc)} (details in {paths.log_dir()})",
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def window_main() -> int:
+    """The window's own launcher (`goalgui-window`, a GUI script where the platform has them)."""
+    return main([])
+
+
+def _desktop_entry(install: bool) -> int:
+    from . import desktop
+
+    try:
+        files = desktop.install() if install else desktop.uninstall()
+    except OSError as exc:
+        print(f"goalgui: the desktop entry could not be {'installed' if install else 'removed'}: "
+              f"{shown(exc.strerror or exc)}{f' ({shown(exc.filename)})' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    verb = "installed" if install else "removed"
+    print(f"goalgui: {verb} {len(files)} file(s) under {desktop.data_home()}" if files else
+          "goalgui: no desktop entry of goalgui was installed")
+    return 0
 
 
 def _closed_pipe() -> int:

@@ -13,7 +13,8 @@ libglib2.0-0 libxkbcommon0 libxkbcommon-x11-0 libxcb1 libxcb-cursor0 libxcb-iccc
 libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0
 libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core build-essential bubblewrap"
 # the tests also drive the window on a real X server (bubblewrap, above, is the shell tool's sandbox)
-[ "$TEST" = 1 ] && APT_PACKAGES="$APT_PACKAGES xvfb xauth"
+# and check the desktop entry and the AppStream metainfo with their validators
+[ "$TEST" = 1 ] && APT_PACKAGES="$APT_PACKAGES xvfb xauth desktop-file-utils appstream"
 
 missing=""
 for p in $APT_PACKAGES; do

@@ -22,7 +22,7 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from .. import paths
+    from .. import assets, paths
     from ..journal import Journal
     from ..settings import Settings
     from .icon import app_icon
@@ -32,7 +32,7 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setWindowIcon(app_icon())
     app.setApplicationName("goalgui")
-    app.setDesktopFileName("goalgui")
+    app.setDesktopFileName(assets.APP_ID)  # the desktop entry it belongs to (Wayland: its app id)
     logging.getLogger("goalgui").info("window on Qt's %s platform", app.platformName())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
+from .. import assets
 from ..settings import THEMES
 
 
@@ -22,20 +23,14 @@ def is_dark(palette: QPalette | None = None) -> bool:
 
 
 def dark_palette() -> QPalette:
+    """The dark theme: the colours of resources/themes/dark.json, by palette role."""
     p = QPalette()
-    colours = {
-        QPalette.ColorRole.Window: "#2b2b2b", QPalette.ColorRole.WindowText: "#e6e6e6",
-        QPalette.ColorRole.Base: "#1f1f1f", QPalette.ColorRole.AlternateBase: "#2a2a2a",
-        QPalette.ColorRole.ToolTipBase: "#3a3a3a", QPalette.ColorRole.ToolTipText: "#f0f0f0",
-        QPalette.ColorRole.Text: "#e6e6e6", QPalette.ColorRole.Button: "#353535",
-        QPalette.ColorRole.ButtonText: "#e6e6e6", QPalette.ColorRole.BrightText: "#ff6b6b",
-        QPalette.ColorRole.Highlight: "#2f6ea5", QPalette.ColorRole.HighlightedText: "#ffffff",
-        QPalette.ColorRole.Link: "#6fb3ff", QPalette.ColorRole.PlaceholderText: "#8a8a8a",
-    }
-    for role, colour in colours.items():
-        p.setColor(role, QColor(colour))
-    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
-        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7a"))
+    colours = dict(assets.palette("dark"))
+    disabled = colours.pop("Disabled", {})
+    for name, colour in colours.items():
+        p.setColor(getattr(QPalette.ColorRole, name), QColor(colour))
+    for name, colour in disabled.items():
+        p.setColor(QPalette.ColorGroup.Disabled, getattr(QPalette.ColorRole, name), QColor(colour))
     return p
 
 
