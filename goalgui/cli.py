@@ -6,15 +6,13 @@ import argparse
 import asyncio
 import json
 import logging
-import logging.handlers
 import os
 import signal
 import sqlite3
 import sys
 import time
-from pathlib import Path
 
-from . import __version__, paths
+from . import __version__, logs, paths
 from .cli_admin import cmd_journal, cmd_profiles
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
@@ -151,54 +149,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """The log (prompts and replies appear in it) is created 0600, after each rotation too."""
-
-    def _open(self):
-        paths.private_file(Path(self.baseFilename), own_dir=True)
-        return super()._open()
-
-
-def _setup_logging() -> None:
-    try:
-        directory = paths.private_dir(paths.log_dir())
-        handler = PrivateRotatingFileHandler(directory / "goalgui.log", maxBytes=2_000_000,
-                                             backupCount=3, encoding="utf-8")
-    except OSError:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    _record_native_crashes()
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    # httpx logs every request's URL at INFO; goalgui logs its own calls without query strings
-    for noisy in ("httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-_fault_file = None
-
-
-def _record_native_crashes() -> None:
-    """A crash in native code (llama.cpp, Qt) leaves its Python stacks in faults.log in the log dir,
-    not only a bare 'Segmentation fault' on a terminal that may not exist."""
-    global _fault_file
-    import faulthandler
-
-    if _fault_file is not None:
-        return
-    try:
-        path = paths.private_dir(paths.log_dir()) / "faults.log"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        _fault_file = os.fdopen(fd, "a", encoding="utf-8")
-        _fault_file.write(f"--- goalgui pid {os.getpid()} started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-        _fault_file.flush()
-        faulthandler.enable(file=_fault_file, all_threads=True)
-    except OSError:
-        faulthandler.enable()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -207,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.install_desktop_entry or args.uninstall_desktop_entry:
         return _desktop_entry(args.install_desktop_entry)
     if args.command in (None, "open"):
-        _setup_logging()
+        logs.setup()
         from .ui.app import main as window
 
         try:
@@ -218,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "profiles" and args.action is None:
         print("goalgui: profiles needs an action: add, list, remove or test", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _setup_logging()
+    logs.setup()
     from .journal import JournalError
 
     try:

@@ -212,7 +212,9 @@ class HttpModel(abc.ABC):
             delay = backoff(attempt - 1, self._rng)
             if deadline is not None and time.monotonic() + delay >= deadline:
                 break
-            log.info("%s: %s; try %d of %d in %.2f s", self.name, last, attempt + 1, MAX_TRIES, delay)
+            # the reason's kind only: a server's message may quote the request (the prompt, a key)
+            log.info("%s: %s; try %d of %d in %.2f s", self.name, last.split(":", 1)[0][:40], attempt + 1,
+                     MAX_TRIES, delay)
             await self._sleep(delay)
         raise ProviderUnavailable(f"{self.name}: {last} (after {self.attempts} tries)")
 
