@@ -25,6 +25,7 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
     from .. import assets, paths
     from ..journal import Journal
     from ..settings import Settings
+    from .crash import CrashGuard
     from .icon import app_icon
     from .main_window import MainWindow
     from .theme import apply_theme
@@ -40,6 +41,7 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
     apply_theme(settings.theme, app)
     journal = Journal(paths.journal_path(journal_path or settings.journal))
     window = MainWindow(journal, settings)
+    guard = CrashGuard(window).install(loop)  # an unexpected error: a dialog, and the run paused
     if start is not None:
         window.launch_model = start.get("model")  # New Goal and the chat use it too
     try:  # a bad run id or goal is one line on the terminal, before any window appears
@@ -73,6 +75,7 @@ def main(open_run: str | None = None, journal_path: str | None = None, start: di
         loop.run_until_complete(closed.wait())
         if run is not None and exit_when_done and done.done() and done.exception() is not None:
             raise done.exception()
+    guard.uninstall(loop)
     journal.close()
     return outcome["code"]
 
