@@ -80,7 +80,7 @@ class ModelProcess:
                 err = os.open(self.fault_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "goalgui.providers.local_process"], stdin=subprocess.PIPE,
+                child_command(), stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=err, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
         finally:
             if isinstance(err, int) and err > 2:
@@ -174,6 +174,24 @@ def _rebuild(exc_type: str, message: str) -> Exception:
     return cls(message)
 
 
+CHILD_FLAG = "--goalgui-model-process"  # a bundle's executable is the child when given this first
+
+
+def child_command() -> list[str]:
+    """How to start the child: this interpreter on this module, or, in a PyInstaller bundle (which
+    has no `-m`), the bundle's own executable with CHILD_FLAG (packaging/entry.py dispatches it)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, CHILD_FLAG]
+    return [sys.executable, "-m", "goalgui.providers.local_process"]
+
+
+def child_main() -> None:
+    # stdout carries the replies alone: anything else printed would corrupt them
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    serve(sys.stdin.buffer, out)
+
+
 def serve(stdin, stdout) -> None:
     """The child: requests in order on the main thread; a reader thread takes stop messages."""
     from queue import Queue
@@ -220,7 +238,4 @@ def serve(stdin, stdout) -> None:
 
 
 if __name__ == "__main__":
-    # stdout carries the replies alone: anything else printed would corrupt them
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    serve(sys.stdin.buffer, out)
+    child_main()
