@@ -14,6 +14,7 @@ import time
 
 from . import __version__, logs, paths
 from .cli_admin import cmd_journal, cmd_profiles
+from .cli_compare import cmd_diff
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
 from .engine.permissions import PERMISSION_MODES
@@ -123,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     journal_cmd.add_argument("action", choices=["check", "recover"])
     journal_cmd.add_argument("--journal")
     journal_cmd.add_argument("-o", "--output", help="recover: the new journal to write")
+    diff = sub.add_parser("diff", help="compare two runs: their trees aligned, where they first diverge")
+    diff.add_argument("run_a")
+    diff.add_argument("run_b")
+    diff.add_argument("--format", choices=["md", "json"], default="md")
+    diff.add_argument("--journal")
     open_ = sub.add_parser("open", help="open a run in the window")
     open_.add_argument("run")
     open_.add_argument("--journal")
@@ -416,5 +422,5 @@ def cmd_export(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
+COMMANDS = {"diff": cmd_diff, "run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
             "profiles": cmd_profiles, "journal": cmd_journal}

@@ -123,8 +123,8 @@ def _record_native_crashes() -> None:
     global _fault_file
     import faulthandler
 
-    if _fault_file is not None:
-        return
+    if _fault_file is not None or faulthandler.is_enabled():
+        return  # already on (pytest, python -X faulthandler): where its owner wants the stacks
     try:
         path = paths.private_dir(paths.log_dir()) / "faults.log"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

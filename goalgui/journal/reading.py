@@ -11,7 +11,7 @@ from typing import Iterator
 
 from ..engine import events as ev
 from ..engine.lifecycle import InputError, RunState
-from ..engine.record import INTERRUPTED, REUSED, RunRecord, interruption
+from ..engine.record import INTERRUPTED, REUSED, Goal, GoalStatus, RunRecord, interruption
 from . import guard
 from .guard import JournalError
 
@@ -163,6 +163,37 @@ class Reading:
         listed["totals"] = json.loads(row[0]) if row else {}
         listed["run_started"] = json.loads(started[0]) if started else {}
         return listed
+
+    def tree(self, run_id: str) -> dict:
+        """The run's goals as the projection holds them, with each goal's result, first and last event
+        time and model calls, and the run's totals: a tree to compare without replaying the run
+        (`compare`). Token counts are whole (the projection does not split them in and out)."""
+        with self._lock:
+            rows = self._db.execute("SELECT goal_id, parent_id, depth, text, status, tokens, attempts FROM goals"
+                                    " WHERE run_id=? ORDER BY ord", (run_id,)).fetchall()
+            results = self._db.execute(
+                "SELECT goal_id, json_extract(data, '$.result') FROM events WHERE run_id=? AND type='goal_changed'"
+                " AND json_type(data, '$.result')='text' ORDER BY seq", (run_id,)).fetchall()
+            spans = self._db.execute(
+                "SELECT goal_id, min(ts), max(ts), sum(type='model_called') FROM events WHERE run_id=?"
+                " AND goal_id IS NOT NULL GROUP BY goal_id", (run_id,)).fetchall()
+        found = self.summary(run_id)  # raises for an unknown run
+        result = dict(results)  # the last result of each goal wins
+        span = {g: (first, last, calls) for g, first, last, calls in spans}
+        goals: dict[str, Goal] = {}
+        root = None
+        for goal_id, parent_id, depth, text, status, tokens, attempts in rows:
+            first, last, _calls = span.get(goal_id, (0.0, 0.0, 0))
+            goals[goal_id] = Goal(goal_id, parent_id, depth, text, status=GoalStatus(status), attempts=attempts,
+                                  result=result.get(goal_id, ""), tokens_in=tokens, created_at=first, updated_at=last)
+            if parent_id is None:
+                root = root or goal_id
+            elif parent_id in goals:
+                goals[parent_id].children.append(goal_id)
+        totals = found["totals"]
+        return {"run_id": run_id, "state": found["state"], "root_id": root, "goals": goals,
+                "calls_by_goal": {g: c for g, (_f, _l, c) in span.items()}, "tokens": found["tokens"],
+                "calls": int(totals.get("calls", 0)), "seconds": float(totals.get("active", 0.0))}
 
     def final_health(self, run_id: str) -> dict:
         """The strategy's health figures journaled when the run last stopped (`engine.health`), or {}."""

@@ -1,0 +1,31 @@
+"""`goalgui diff RUN_A RUN_B`: two journaled runs compared (goalgui/compare.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from . import paths
+from .compare import Tree, comparison, markdown
+
+
+def compare_runs(journal, run_a: str, run_b: str) -> tuple[dict, str]:
+    """Both runs read from the journal and compared: (the data, its Markdown)."""
+    a, b = journal.resolve(run_a), journal.resolve(run_b)
+    data = comparison(Tree(**journal.tree(a)), Tree(**journal.tree(b)))  # the projection: no replay
+    return data, markdown(data)
+
+
+def cmd_diff(args) -> int:
+    from .journal import Journal
+
+    journal = Journal(paths.journal_path(args.journal))
+    try:
+        data, text = compare_runs(journal, args.run_a, args.run_b)
+    finally:
+        journal.close()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")  # ASCII: a control in a goal never reaches a terminal
+    else:  # every text from a run in it went through terminal.shown
+        sys.stdout.write(text + "\n")
+    return 0
