@@ -14,7 +14,7 @@ import time
 
 from . import __version__, logs, paths
 from .cli_admin import cmd_journal, cmd_profiles
-from .cli_compare import cmd_diff
+from .cli_compare import cmd_diff, cmd_fork
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
 from .engine.permissions import PERMISSION_MODES
@@ -124,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     journal_cmd.add_argument("action", choices=["check", "recover"])
     journal_cmd.add_argument("--journal")
     journal_cmd.add_argument("-o", "--output", help="recover: the new journal to write")
+    fork = sub.add_parser("fork", help="a new run whose history up to a goal or event is another run's")
+    fork.add_argument("run")
+    where = fork.add_mutually_exclusive_group(required=True)
+    where.add_argument("--at", metavar="GOAL", help="the goal to take up again (it and what followed are redone)")
+    where.add_argument("--at-event", type=_positive, metavar="N", help="the source's last event the fork keeps")
+    fork.add_argument("--model", default=None)
+    _budget_flags(fork, with_depth=False)
     diff = sub.add_parser("diff", help="compare two runs: their trees aligned, where they first diverge")
     diff.add_argument("run_a")
     diff.add_argument("run_b")
@@ -292,15 +299,18 @@ BUDGET_FLAGS = {"goals": "--max-goals N", "tokens": "--token-budget N", "turns":
                 "time": "--time-budget T"}
 
 
-def cmd_resume(args) -> int:
+def cmd_resume(args, run_id: str | None = None) -> int:
+    """Resume a run (`run_id`: one just written, a fork) and drive it here."""
     with _journal(args) as journal:
         limits = {"max_goals": args.max_goals, "tokens": args.token_budget, "turns": args.turn_budget,
                   "seconds": args.time_budget}
+        label = run_id or args.run  # as the person typed it
+        run_id = run_id or journal.resolve(args.run)
         try:
-            run = resume_run(journal, journal.resolve(args.run), model=args.model, confirmer=_confirmer(args),
-                             limits=limits, permission_mode=args.permission_mode, message=args.message)
+            run = resume_run(journal, run_id, model=args.model, confirmer=_confirmer(args), limits=limits,
+                             permission_mode=args.permission_mode, message=getattr(args, "message", None))
         except BudgetStillSpent as exc:
-            raise InputError(f"{exc} (goalgui resume {args.run} {BUDGET_FLAGS[exc.budget]})") from None
+            raise InputError(f"{exc} (goalgui resume {label} {BUDGET_FLAGS[exc.budget]})") from None
         return _drive(run, journal, args)
 
 
@@ -422,5 +432,5 @@ def cmd_export(args) -> int:
     return 0
 
 
-COMMANDS = {"diff": cmd_diff, "run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
+COMMANDS = {"diff": cmd_diff, "fork": cmd_fork, "run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
             "profiles": cmd_profiles, "journal": cmd_journal}

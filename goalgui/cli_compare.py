@@ -1,4 +1,5 @@
-"""`goalgui diff RUN_A RUN_B`: two journaled runs compared (goalgui/compare.py)."""
+"""`goalgui diff RUN_A RUN_B` (two journaled runs compared, goalgui/compare.py) and `goalgui fork RUN`
+(a new run from another's history, goalgui/forking.py)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,19 @@ def cmd_diff(args) -> int:
     else:  # every text from a run in it went through terminal.shown
         sys.stdout.write(text + "\n")
     return 0
+
+
+def cmd_fork(args) -> int:
+    """Write the fork, then resume it here with the model, budgets and mode given."""
+    from .cli import cmd_resume
+    from .forking import fork_run
+    from .journal import Journal
+
+    journal = Journal(paths.journal_path(args.journal))
+    try:
+        source = journal.resolve(args.run)
+        fork_id = fork_run(journal, source, goal_id=args.at, event=args.at_event, model=args.model)
+    finally:
+        journal.close()
+    print(f"forked {source} into {fork_id}", file=sys.stderr)
+    return cmd_resume(args, fork_id)

@@ -114,6 +114,8 @@ def markdown_report(record: RunRecord) -> str:
         f"| outcome | {r['outcome'] or '-'} |",
         f"| stop reason | {shown(r['stop_reason'] or '-')} |",
         f"| started | {started} |",
+        *([f"| forked from | run {f['run']} at " + (f"goal {f['goal']}, " if f["goal"] else "") + f"event {f['event']} |"
+           for f in [record.forked_from] if f]),
         f"| active time | {m['active_seconds']:.1f} s |",
         f"| tokens | {m['tokens']:,} ({m['tokens_in']:,} in, {m['tokens_out']:,} out"
         + (f", {m['tokens_estimated']:,} estimated" if m["tokens_estimated"] else "") + ") |",

@@ -222,6 +222,17 @@ class PlanMade(Event):
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunForked(Event):
+    """This run's history up to here is `source_run`'s, to its event `source_event` (forked at its goal
+    `source_goal`, or at that event); what follows is this run's own."""
+
+    type: ClassVar[str] = "run_forked"
+    source_run: str
+    source_goal: str | None
+    source_event: int
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (
@@ -242,6 +253,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         OperatorMessage,
         DuplicateRefused,
         PlanMade,
+        RunForked,
     )
 }
 

@@ -148,6 +148,7 @@ class RunRecord:
         self.rounds: dict[str, int] = {}  # per goal, the `work` calls made on it (the cursor's rounds)
         self.duplicates: list[ev.DuplicateRefused] = []  # the task loop's refused pairs
         self.plans: list[ev.PlanMade] = []  # the plan strategy's versions, first to latest
+        self.forked_from: dict | None = None  # {"run", "goal", "event"} of a fork's source
         self._handlers = {
             ev.RunStarted: self._run_started,
             ev.RunStateChanged: self._run_state_changed,
@@ -166,6 +167,8 @@ class RunRecord:
             ev.ToolCalled: self._tool_called,
             ev.DuplicateRefused: self.duplicates.append,
             ev.PlanMade: self.plans.append,
+            ev.RunForked: lambda e: setattr(self, "forked_from", {"run": e.source_run, "goal": e.source_goal,
+                                                                  "event": e.source_event}),
         }
 
     @classmethod
@@ -284,7 +287,9 @@ class RunRecord:
         return "partial" if done else "failed"
 
     def report(self, now: float | None = None) -> dict:
-        return {
+        """The run report (DESIGN.md's keys; a fork's also has `forked_from`)."""
+        fork = {"forked_from": self.forked_from} if self.forked_from else {}
+        return {**fork,
             "run_id": self.run_id,
             "objective": self.objective,
             "strategy": self.strategy,

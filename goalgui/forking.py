@@ -1,0 +1,102 @@
+"""Fork a run: a new run whose history up to a point is another's, then its own.
+
+The point is an event of the source: given (`--at-event N`), or the one before a goal's work began
+(`--at GOAL`: the goals and results before it are kept, the goal and what came after it are
+pending again). The fork's journal starts with the source's events 1..N as they were (their times
+included, the run id and the model being the fork's), then `RunForked` names the source, the goal
+and the event, and what was running at that moment is pending again with the run paused, as after a
+crash, so resuming it (with another model, budgets or mode) is the ordinary resume. The source run
+is only read.
+
+The tools' workspace is the fork's own: the source's files as they are now are copied into it (the
+files as they were at event N are not recorded anywhere), so the fork never changes the source's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+from .engine import events as ev
+from .engine.lifecycle import InputError, RunState
+from .engine.record import GoalStatus, RunRecord
+from .engine.run import new_run_id
+from . import paths
+
+BATCH = 400  # events per journal write, as the engine's recorder batches them
+
+
+def fork_point(journal, run_id: str, goal_id: str | None, event: int | None) -> tuple[int, str | None]:
+    """(the last source event the fork keeps, the goal it was forked at). A bad goal or event is one
+    line of InputError."""
+    last = journal.runs(run_id)[0]["last_seq"]
+    if event is not None:
+        first_goal = next((e.seq for e in journal.events(run_id) if isinstance(e, ev.GoalAdded)), None)
+        if first_goal is None or not first_goal <= event <= last:
+            raise InputError(f"--at-event must be between {first_goal or 1} (the run's first goal) and {last}")
+        return event, None
+    if goal_id is None:
+        raise InputError("fork needs --at GOAL or --at-event N")
+    events = journal.goal_events(run_id, goal_id)
+    if not any(isinstance(e, ev.GoalAdded) for e in events):
+        raise InputError(f"run {run_id} has no goal {goal_id!r}")
+    began = next((e.seq for e in events if isinstance(e, ev.TurnStarted)
+                  or (isinstance(e, ev.GoalChanged) and e.status is not None)), None)
+    return (began - 1 if began is not None else last), goal_id
+
+
+def fork_run(journal, source: str, *, goal_id: str | None = None, event: int | None = None,
+             model: str | None = None) -> str:
+    """Write the fork into the journal (paused, ready to resume) and return its run id."""
+    upto, goal_id = fork_point(journal, source, goal_id, event)
+    state = RunRecord.from_events(journal.events(source, upto=upto)).state  # refused before anything is written
+    if state.final:
+        raise InputError(f"at event {upto} run {source} had ended ({state.value}): fork it earlier")
+    record = RunRecord()
+    fork_id = new_run_id()
+    batch: list[ev.Event] = []
+
+    def add(e: ev.Event) -> None:
+        record.apply(e)
+        batch.append(e)
+        if len(batch) >= BATCH:
+            flush()
+
+    def flush() -> None:
+        if batch:
+            journal.write(fork_id, list(batch), record.snapshot())
+            batch.clear()
+
+    workspace = None
+    for e in journal.events(source, upto=upto):
+        if isinstance(e, ev.RunStarted):
+            options = dict(e.options or {})
+            if options.get("workspace"):
+                workspace = _copy_workspace(Path(options["workspace"]), fork_id)
+                options["workspace"] = str(workspace)
+            e = dataclasses.replace(e, run_id=fork_id, model=model or e.model, options=options)
+        add(e)
+    seq, ts = record.last_seq, record.updated_at
+    reason = f"forked from {source} at " + (f"goal {goal_id} (event {upto})" if goal_id else f"event {upto}")
+    following = [(ev.RunForked, {"source_run": source, "source_goal": goal_id, "source_event": upto})]
+    following += [(ev.GoalChanged, {"goal_id": g.id, "status": GoalStatus.PENDING.value})
+                  for g in record.goals.values() if g.status is GoalStatus.RUNNING]
+    if record.state is RunState.ACTIVE:
+        following.append((ev.RunStateChanged, {"state": RunState.PAUSED.value, "reason": reason,
+                                               "active_until": record.updated_at}))
+    for cls, fields in following:
+        seq += 1
+        add(cls(seq=seq, ts=ts, **fields))
+    flush()
+    journal.release(fork_id)  # written by this process, driven by whoever resumes it
+    return fork_id
+
+
+def _copy_workspace(folder: Path, fork_id: str) -> Path:
+    target = paths.data_dir() / "workspaces" / fork_id
+    if folder.is_dir():
+        shutil.copytree(folder, target, symlinks=True, dirs_exist_ok=True)
+    else:
+        paths.private_dir(target)
+    return target
