@@ -50,6 +50,7 @@ from .tree_view import GoalTreeView
 from .tree_model import STATUS_MARK, GoalTreeModel
 from .plain import plain_label
 from .window_current import CurrentGoal
+from .window_history import RunHistory
 from .window_journaled import JournaledRuns
 from .window_tree import GoalFilter, TreeFollowing
 
@@ -60,7 +61,7 @@ HEALTH_TICKS = 5  # a live run's health numbers (a pass over its goals) once a s
 _STEERING_EVENTS = (ev.ConfirmationAsked, ev.ConfirmationAnswered, ev.PermissionModeChanged, ev.LimitsChanged)
 
 
-class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
+class MainWindow(CurrentGoal, JournaledRuns, RunHistory, TreeFollowing, QMainWindow):
     """Watch a run live, steer it, start new ones, and open finished ones."""
 
     moment_shown = Signal(int)  # the timeline's moment is on screen
@@ -131,6 +132,8 @@ class MainWindow(CurrentGoal, JournaledRuns, TreeFollowing, QMainWindow):
         self.tree.header().setSectionsClickable(True)
         self.tree.header().setSortIndicatorShown(False)
         self.tree.setAlternatingRowColors(True)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)  # Fork from here
+        self.tree.customContextMenuRequested.connect(self._on_tree_context_menu)
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(36)
