@@ -94,6 +94,7 @@ async def strategies(app, window, out: Path) -> None:
     window.tabs.setCurrentIndex(0)
     window.budgets.views.setCurrentWidget(window.budgets.plot)
     limits = Limits(tokens=300_000, max_goals=40, max_depth=2)
+    runs = []
     for strategy, options in (("plan", {}), ("task-loop", {"max_iterations": 5})):
         run = window.start_goal({"objective": "Plan a small birthday party for a child", "criteria": "",
                                  "strategy": strategy, "model": "local", "limits": limits, "mode": "auto",
@@ -109,9 +110,14 @@ async def strategies(app, window, out: Path) -> None:
         await wait_for(lambda: run.state.final or run.state is not RunState.ACTIVE, 900)
         await asyncio.sleep(1.0)
         grab(app, window, out / f"{strategy}-finished.png")
+        runs.append(run)
     window.tabs.setCurrentWidget(window.runs_view)
     await asyncio.sleep(0.6)
     grab(app, window, out / "runs-health.png")
+    # the plan against the task loop on one objective, in the compare view
+    await window.compare_runs(runs[0].run_id, runs[1].run_id)
+    await asyncio.sleep(0.6)
+    grab(app, window, out / "compare.png")
 
 
 def main() -> int:

@@ -36,3 +36,28 @@ def test_fork_from_a_goal_of_a_finished_run_drives_the_fork_here(window, qloop, 
 def test_fork_from_here_without_a_goal_says_what_to_do(window, qloop):
     assert window.fork_here() is None
     assert "select a goal" in window.statusBar().currentMessage()
+
+
+def test_two_runs_selected_in_the_runs_tab_compare_and_a_goal_opens_its_run(window, qloop, journal):
+    from .test_compare import two_runs
+
+    a, b = qloop.run_until_complete(two_runs(
+        journal, scripted(["List what goes in", "Choose a bin", "Turn the heap"]),
+        scripted(["List what goes in", "Pick a site", "Turn the heap"])))
+    window.refresh_runs()
+    view = window.runs_view
+    assert not view.compare_button.isEnabled()
+    view.table.selectAll()
+    assert view.compare_button.isEnabled() and set(view.selected_runs()) == {a.run_id, b.run_id}
+    view.compare_button.click()
+    until(qloop, lambda: window.tabs.currentWidget() is getattr(window, "compare_view", None), timeout=10)
+    compare = window.compare_view
+    assert {window.compared[0], window.compared[1]} == {a.run_id, b.run_id}
+    kinds = [compare.model.kind(r) for r in range(compare.model.rowCount())]
+    assert kinds.count("only in A") == 1 and kinds.count("only in B") == 1
+    row = next(r for r in range(compare.model.rowCount()) if compare.model.kind(r) == "only in B")
+    side, goal_id = compare.model.goal(row)
+    compare.goalChosen.emit(side, goal_id)
+    until(qloop, lambda: window.shown_run_id == window.compared[1] and window._selected_goal_id() == goal_id,
+          timeout=10)
+    assert window.tabs.currentIndex() == 0

@@ -256,6 +256,7 @@ class MainWindow(CurrentGoal, JournaledRuns, RunHistory, TreeFollowing, QMainWin
         self.controls.error.connect(self._on_controls_error)
         self.command.returnPressed.connect(self._on_command_return_pressed)
         self.runs_view.run_opened.connect(self.show_journaled)
+        self.runs_view.compare_requested.connect(self.compare_runs)
         self.runs_view.refresh_button.clicked.connect(self.refresh_runs)
         self.new_goal_action.triggered.connect(self.open_new_goal)
         self.settings_action.triggered.connect(self.open_settings)

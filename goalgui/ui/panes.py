@@ -106,6 +106,7 @@ class RunsView(QWidget):
     """Journaled runs with search; opening one shows it read-only."""
 
     run_opened = Signal(str)
+    compare_requested = Signal(str, str)  # two runs selected, Compare pressed: (A, B) in the table's order
     COLUMNS = ("Run", "Objective", "Strategy", "State", "Stop reason", "Tokens", "Goals", "Started", "Duration",
                "Health")
 
@@ -114,10 +115,14 @@ class RunsView(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search objectives, states, reasons…")
         self.open_button = QPushButton("Open")
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Select two runs (Ctrl+click) to compare their trees")
+        self.compare_button.setEnabled(False)
         self.refresh_button = QPushButton("Refresh")
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.ExtendedSelection)  # two, to compare
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
@@ -128,12 +133,16 @@ class RunsView(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.refresh_button)
+        top.addWidget(self.compare_button)
         top.addWidget(self.open_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.table)
         self.search.textChanged.connect(self._on_search_text_changed)
         self.open_button.clicked.connect(self._on_open_clicked)
+        self.compare_button.clicked.connect(self._on_compare_clicked)
+        self.table.itemSelectionChanged.connect(
+            lambda: self.compare_button.setEnabled(len(self.selected_runs()) == 2))
         self.table.cellDoubleClicked.connect(lambda row, _col: self._open_row(row))
 
     def show_runs(self, runs: list[dict]) -> None:
@@ -196,6 +205,16 @@ class RunsView(QWidget):
                     if figures.get("k_flag") or figures.get("histogram_flag"):
                         item.setForeground(QColor("#c0392b"))
             self.table.setItem(row, column, item)
+
+    def selected_runs(self) -> list[str]:
+        """The selected runs' ids, in the table's order."""
+        rows = sorted(r.row() for r in self.table.selectionModel().selectedRows())
+        return [self.table.item(r, 0).text() for r in rows if self.table.item(r, 0) is not None]
+
+    def _on_compare_clicked(self) -> None:
+        runs = self.selected_runs()
+        if len(runs) == 2:
+            self.compare_requested.emit(runs[1], runs[0])  # newest first on screen: the older is A
 
     def selected_run(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()

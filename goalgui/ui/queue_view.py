@@ -20,11 +20,12 @@ import math
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
 from ..terminal import shown
+from .table_model import ColumnsModel
 from .theme import is_dark
 from .tree_model import GOAL_ID_ROLE, STATUS_COLOUR, STATUS_MARK
 
@@ -116,7 +117,7 @@ class _Row:
         return self._tip
 
 
-class QueueModel(QAbstractTableModel):
+class QueueModel(ColumnsModel):
     """The queue as rows, changed by diff: removals and appends as row events, a new order as one
     layout change (persistent indexes, and so the selection, follow their task)."""
 
@@ -127,21 +128,13 @@ class QueueModel(QAbstractTableModel):
         self.bold = QFont()
         self.bold.setBold(True)
 
-    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 (Qt's name)
-        return 0 if parent.isValid() else len(self._rows)
+    COLUMNS = COLUMNS
 
-    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802 (Qt's name)
-        return 0 if parent.isValid() else len(COLUMNS)
+    def shown_rows(self) -> int:
+        return len(self._rows)
 
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802 (Qt's name)
-        if orientation == Qt.Orientation.Horizontal and int(role) == _DISPLAY:
-            return COLUMNS[section]
-        return None
-
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        row, column, role = self._rows[index.row()], index.column(), int(role)
+    def cell(self, shown_row: int, column: int, role: int):
+        row = self._rows[shown_row]
         if role == _DISPLAY:
             return row.cells[column]
         if role == _TOOLTIP:

@@ -55,3 +55,46 @@ class RunHistory:
 
         self.fork_task = asyncio.ensure_future(work())
         return self.fork_task
+
+    def compare_runs(self, run_a: str, run_b: str) -> asyncio.Future:
+        """Open the Compare tab on two runs (read off the loop; a bad run is one line in the status bar)."""
+        from ..cli_compare import compare_runs
+
+        async def work() -> None:
+            try:
+                data, _text = await asyncio.to_thread(compare_runs, self.journal, run_a, run_b)
+            except (InputError, JournalError) as exc:
+                self.statusBar().showMessage(f"cannot compare: {exc}", 10000)
+                return
+            view = self._compare_view()
+            view.show_comparison(data)
+            self.compared = (data["a"]["run_id"], data["b"]["run_id"])
+            self.tabs.setCurrentWidget(view)
+
+        self.compare_task = asyncio.ensure_future(work())
+        return self.compare_task
+
+    def _compare_view(self):
+        from .compare_view import CompareView
+
+        view = getattr(self, "compare_view", None)
+        if view is None:
+            view = self.compare_view = CompareView()
+            view.goalChosen.connect(self._on_compared_goal_chosen)
+            self.tabs.addTab(view, "Compare")
+        return view
+
+    def _on_compared_goal_chosen(self, side: str, goal_id: str) -> None:
+        """A goal double-clicked in the compare view: its run opens in the Run tab with it selected."""
+        run_id = self.compared[0 if side == "a" else 1]
+        self.tabs.setCurrentIndex(0)
+        if self.shown_run_id == run_id:  # on screen already (or driven here): no reload
+            self._choose_goal(goal_id)
+            return
+
+        def select(_n: int) -> None:
+            self.moment_shown.disconnect(select)
+            self._choose_goal(goal_id)
+
+        self.moment_shown.connect(select)
+        self.show_journaled(run_id)
