@@ -14,7 +14,7 @@ import time
 
 from . import __version__, logs, paths
 from .cli_admin import cmd_journal, cmd_profiles
-from .cli_compare import cmd_diff, cmd_fork
+from .cli_compare import cmd_diff, cmd_fork, cmd_steer
 from .engine.confirm import approve_all, refuse_unattended
 from .engine.lifecycle import InputError, Limits, RunState, parse_duration, validate_objective
 from .engine.permissions import PERMISSION_MODES
@@ -131,6 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--at-event", type=_positive, metavar="N", help="the source's last event the fork keeps")
     fork.add_argument("--model", default=None)
     _budget_flags(fork, with_depth=False)
+    steer = sub.add_parser("steer", help="overrule the model on a goal: split, do, accept, redo, edit")
+    steer.add_argument("run")
+    steer.add_argument("goal")
+    steer.add_argument("action", choices=["split", "do", "accept", "redo", "edit"])
+    steer.add_argument("--note", default="", metavar="TEXT", help="the operator's word (redo: required)")
+    steer.add_argument("--text", default="", help="edit: the goal's new text")
+    steer.add_argument("--subgoal", action="append", default=[], metavar="TEXT", help="split: your own sub-goal")
+    steer.add_argument("--journal")
     diff = sub.add_parser("diff", help="compare two runs: their trees aligned, where they first diverge")
     diff.add_argument("run_a")
     diff.add_argument("run_b")
@@ -432,5 +440,5 @@ def cmd_export(args) -> int:
     return 0
 
 
-COMMANDS = {"diff": cmd_diff, "fork": cmd_fork, "run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
+COMMANDS = {"diff": cmd_diff, "fork": cmd_fork, "steer": cmd_steer, "run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "runs": cmd_runs, "export": cmd_export,
             "profiles": cmd_profiles, "journal": cmd_journal}

@@ -1,5 +1,6 @@
-"""`goalgui diff RUN_A RUN_B` (two journaled runs compared, goalgui/compare.py) and `goalgui fork RUN`
-(a new run from another's history, goalgui/forking.py)."""
+"""`goalgui diff RUN_A RUN_B` (two journaled runs compared, goalgui/compare.py), `goalgui fork RUN`
+(a new run from another's history, goalgui/forking.py) and `goalgui steer RUN GOAL ACTION` (the
+operator overrules the model on a goal, goalgui/engine/overrule.py)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,18 @@ def cmd_fork(args) -> int:
         journal.close()
     print(f"forked {source} into {fork_id}", file=sys.stderr)
     return cmd_resume(args, fork_id)
+
+
+def cmd_steer(args) -> int:
+    from .journal import Journal
+    from .runs import steer_run
+    from .terminal import shown
+
+    journal = Journal(paths.journal_path(args.journal))
+    try:
+        said = steer_run(journal, journal.resolve(args.run), args.goal, args.action, note=args.note, text=args.text,
+                         subgoals=args.subgoal)
+    finally:
+        journal.close()
+    print(shown(said))
+    return 0

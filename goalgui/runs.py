@@ -154,6 +154,36 @@ def cancel_run(journal, run_id: str, reason: str = "cancelled by user") -> str:
                      "look again with: goalgui runs")
 
 
+def steer_run(journal, run_id: str, goal_id: str, action: str, *, note: str = "", text: str = "",
+              subgoals: list[str] | tuple = ()) -> str:
+    """Overrule the model on a goal (`engine.overrule`) wherever the run is: a live driver is asked
+    through the journal and carries it out at once; a run nobody drives is changed here. One line."""
+    fields = {"goal_id": goal_id, "overrule": action, "note": note, "text": text, "subgoals": list(subgoals)}
+    if journal.owner_alive(run_id):
+        record = journal.view(run_id)
+        from .engine.overrule import check
+
+        check(record, goal_id, action, note, text, list(subgoals))  # refused here, in one line, if it would be there
+        control = journal.request_control(run_id, "steer", **fields)
+        deadline = time.monotonic() + CANCEL_ANSWER_SECONDS
+        while time.monotonic() < deadline:
+            if journal.control_taken(control):
+                return f"run {run_id}: its driver took the {action} of {goal_id}"
+            time.sleep(0.1)
+        if journal.withdraw_control(control):
+            raise InputError(f"run {run_id} is driven by another process that did not answer; the {action} was "
+                             "withdrawn")
+        return f"run {run_id}: its driver took the {action} of {goal_id}"
+    record = journal.take(run_id, doing="steer")
+    try:
+        run = Run.restore(record, NoModel(), sink=journal)
+        run.overrule(goal_id, action, note=note, text=text, subgoals=subgoals)
+        run.close()
+    finally:
+        journal.release(run_id)
+    return f"run {run_id}: {goal_id} {action} by the operator; resume it with: goalgui resume {run_id}"
+
+
 async def poll_controls(run: Run, journal) -> None:
     """Carry out the requests (pause, cancel, skip, limits) other processes leave for `run`."""
     while True:
@@ -168,5 +198,8 @@ async def poll_controls(run: Run, journal) -> None:
                     run.skip(args.get("goal_id"))
                 elif action == "limits":
                     run.set_limits(**args)
+                elif action == "steer":
+                    run.overrule(args["goal_id"], args["overrule"], note=args.get("note", ""),
+                                 text=args.get("text", ""), subgoals=args.get("subgoals", ()))
             except Exception as exc:
                 log.warning("control %s on run %s refused: %s", action, run.run_id, exc)

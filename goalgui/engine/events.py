@@ -223,6 +223,18 @@ class PlanMade(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GoalOverruled(Event):
+    """The operator overruled the model on a goal (`engine.overrule`): split, do, accept, redo or
+    edit, with the operator's note; `text` is an edit's new text. The goal changes it makes follow."""
+
+    type: ClassVar[str] = "goal_overruled"
+    goal_id: str
+    action: str
+    note: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunForked(Event):
     """This run's history up to here is `source_run`'s, to its event `source_event` (forked at its goal
     `source_goal`, or at that event); what follows is this run's own."""
@@ -254,6 +266,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         DuplicateRefused,
         PlanMade,
         RunForked,
+        GoalOverruled,
     )
 }
 

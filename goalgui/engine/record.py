@@ -169,6 +169,7 @@ class RunRecord:
             ev.PlanMade: self.plans.append,
             ev.RunForked: lambda e: setattr(self, "forked_from", {"run": e.source_run, "goal": e.source_goal,
                                                                   "event": e.source_event}),
+            ev.GoalOverruled: lambda e: setattr(self.goals[e.goal_id], "text", e.text) if e.action == "edit" else None,
         }
 
     @classmethod

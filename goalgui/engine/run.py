@@ -23,6 +23,7 @@ from .health import health
 from .lifecycle import InputError, Limits, RunState, StopRun, check_transition, validate_objective, validate_text
 from .memory import Embedder, FindingsMemory
 from .model import Model, ProviderError, RateLimited
+from .overrule import Overrules
 from .parsing import degenerate
 from .permissions import validate_permission_mode
 from .record import SETTLED, Goal, GoalStatus, RunRecord, interruption
@@ -43,7 +44,7 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Run(ModelCalls, ToolCalls):
+class Run(ModelCalls, ToolCalls, Overrules):
     """One run of one strategy: drive it, watch it (subscribe), steer it (the control methods)."""
 
     def __init__(

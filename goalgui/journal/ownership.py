@@ -117,6 +117,12 @@ class Ownership:
             "INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
             (run_id, action, json.dumps(args), time.time())).lastrowid)
 
+    def control_taken(self, control_id: int) -> bool:
+        """Whether the driver took the request (a withdrawn one is not taken)."""
+        with self._lock:
+            row = self._db.execute("SELECT taken_at FROM controls WHERE id=?", (control_id,)).fetchone()
+        return bool(row and row[0] is not None and row[0] > 0)
+
     def withdraw_control(self, control_id: int) -> bool:
         """Take back a request nobody took; False if its driver took it meanwhile."""
         return self._transaction(lambda db: db.execute(

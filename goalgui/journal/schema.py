@@ -73,4 +73,5 @@ INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_goal ON events (run_id, goal_id) WHERE goal_id IS NOT NULL;
 """
 # the event types that concern one goal (their payload has a goal_id)
-GOAL_EVENTS = ("goal_added", "goal_changed", "turn_started", "model_called", "tool_called", "confirmation_asked")
+GOAL_EVENTS = ("goal_added", "goal_changed", "turn_started", "model_called", "tool_called", "confirmation_asked",
+               "goal_overruled")

@@ -58,6 +58,7 @@ class _Batch:
     last_seq: int
     last_ts: float
     series: tuple | None
+    text_edits: list
 
 
 
@@ -330,6 +331,7 @@ class Journal(Reading, Ownership):
         started = None
         new_texts: list[tuple[str, str]] = []
         marks: list = []
+        edits: list[tuple[str, str, str]] = []  # (text, run, goal) of goals the operator edited
 
         for e in events:
             data = ev.payload(e)
@@ -368,6 +370,13 @@ class Journal(Reading, Ownership):
                 marks.extend(plot_marks((e,)))
             elif t is ev.ToolCalled:
                 goal_id = e.goal_id
+            elif t is ev.GoalOverruled:
+                goal_id = e.goal_id
+                if e.action == "edit":  # the one change of a goal's text: its row is rewritten
+                    if goal_id in new:
+                        new[goal_id][3] = e.text
+                    else:
+                        edits.append((e.text, run_id, goal_id))
             elif t is ev.RunStarted:
                 started = e
             rows.append((run_id, e.seq, e.ts, e.type, _encode(data), goal_id))
@@ -378,7 +387,7 @@ class Journal(Reading, Ownership):
         if snapshot is not None or marks:
             series = (run_id, last.seq, _encode({**(snapshot or {}), "marks": marks}))
         return _Batch(run_id, rows, new_texts, inserts, updates, run_fields, tokens, goals, started,
-                      last.seq, last.ts, series)
+                      last.seq, last.ts, series, edits)
 
     @staticmethod
     def _project(new: dict, changed: dict, goal_id: str, *, status=None, attempts=None,
@@ -443,6 +452,8 @@ class Journal(Reading, Ownership):
                     " result_chars=coalesce(?, result_chars), note=coalesce(?, note),"
                     " children=children+? WHERE run_id=? AND goal_id=?",
                     batch.goal_updates)
+            if batch.text_edits:
+                db.executemany("UPDATE goals SET text=? WHERE run_id=? AND goal_id=?", batch.text_edits)
             if batch.series is not None:
                 db.execute("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", batch.series)
             sets = ["updated_at=?", "last_seq=?", "tokens=tokens+?", "goals=goals+?"]

@@ -238,6 +238,8 @@ class GoalStack(BaseStrategy):
             notes.append(f"{REUSED} {prior.key} (similarity {prior.score:.2f})")
         else:
             findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
+            if goal.facts.get("operator_note"):  # redone at the operator's word: what they said, first
+                findings.insert(0, f"[the operator, on redoing this goal] {goal.facts['operator_note']}")
             tools = offered_tools(ctx)
             messages = ctx.prompts.execute(rec.objective, goal.text, self.context_for(goal), findings,
                                            rec.converging(), tools=bool(tools))
