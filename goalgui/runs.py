@@ -158,12 +158,11 @@ def steer_run(journal, run_id: str, goal_id: str, action: str, *, note: str = ""
               subgoals: list[str] | tuple = ()) -> str:
     """Overrule the model on a goal (`engine.overrule`) wherever the run is: a live driver is asked
     through the journal and carries it out at once; a run nobody drives is changed here. One line."""
-    fields = {"goal_id": goal_id, "overrule": action, "note": note, "text": text, "subgoals": list(subgoals)}
-    if journal.owner_alive(run_id):
-        record = journal.view(run_id)
-        from .engine.overrule import check
+    from .engine.overrule import check
 
-        check(record, goal_id, action, note, text, list(subgoals))  # refused here, in one line, if it would be there
+    fields = {"goal_id": goal_id, "overrule": action, "note": note, "text": text, "subgoals": list(subgoals)}
+    check(journal.view(run_id), goal_id, action, note, text, list(subgoals))  # refused here, in one line
+    if journal.owner_alive(run_id):
         control = journal.request_control(run_id, "steer", **fields)
         deadline = time.monotonic() + CANCEL_ANSWER_SECONDS
         while time.monotonic() < deadline:

@@ -61,3 +61,46 @@ def test_two_runs_selected_in_the_runs_tab_compare_and_a_goal_opens_its_run(wind
     until(qloop, lambda: window.shown_run_id == window.compared[1] and window._selected_goal_id() == goal_id,
           timeout=10)
     assert window.tabs.currentIndex() == 0
+
+
+def test_overrule_a_goal_from_the_tree_of_a_journaled_run_and_of_the_run_driven_here(window, qloop, journal):
+    from goalgui.engine import Limits, Run
+
+    from .test_overrule import model
+
+    blocked = Run.create(OBJECTIVE, model(fail={"Choose a bin"}), sink=journal, limits=Limits(max_goals=20, turns=4),
+                         model_spec="scripted:rehearsal")
+    assert qloop.run_until_complete(blocked.drive()) is RunState.BLOCKED
+    blocked.close()
+    journal.release(blocked.run_id)
+    window.show_journaled(blocked.run_id)
+    until(qloop, lambda: window.shown_run_id == blocked.run_id and window.tree_model.rowCount() == 1)
+    window._choose_goal("g3")
+    window._on_tree_context_menu(window.tree.visualRect(window.tree.currentIndex()).center())
+    labels = [a.text() for a in window.tree_menu.actions() if a.text()]
+    assert labels == ["Fork from here", "Split it", "Do it as is", "Accept the result", "Redo with a note…",
+                      "Edit the text…"]
+    next(a for a in window.tree_menu.actions() if a.text() == "Accept the result").trigger()
+    window.tree_menu.close()
+    until(qloop, lambda: journal.load(blocked.run_id).goals["g3"].status.value == "done", timeout=10)
+    assert "accept by the operator" in journal.load(blocked.run_id).goals["g3"].note
+    # the run this window drives is overruled in place; edit offers the goal's text to change
+    from .test_ui_controls import Gate
+
+    gate = Gate()
+    live = Run.create("Write a report", gate, sink=journal, model_spec="scripted:rehearsal")
+    window.run_goal(live)
+    until(qloop, gate.entered.is_set)
+    until(qloop, lambda: window.shown_run_id == live.run_id and "g4" in live.record.goals)
+    window.ask_overrule("g4", "edit")
+    assert window.overrule_dialog.textValue() == live.record.goals["g4"].text
+    window.overrule_dialog.setTextValue("Find the third part, with figures")
+    window.overrule_dialog.accept()
+    assert live.record.goals["g4"].text == "Find the third part, with figures"
+    assert "g4: edit by the operator" in window.statusBar().currentMessage()
+    gate.release.set()
+    until(qloop, lambda: live.state is RunState.COMPLETE, timeout=20)
+    window.ask_overrule("g2", "redo")  # finished: steered through the journal, refused in one line
+    window.overrule_dialog.setTextValue("metric units")
+    window.overrule_dialog.accept()
+    until(qloop, lambda: "complete: fork it" in window.statusBar().currentMessage(), timeout=10)

@@ -13,11 +13,16 @@ import logging
 
 from PySide6.QtWidgets import QMenu
 
+from ..engine import events as ev
 from ..engine.lifecycle import InputError
 from ..forking import fork_run
 from ..journal import JournalError
 
 log = logging.getLogger(__name__)
+
+
+OVERRULES = (("split", "Split it"), ("do", "Do it as is"), ("accept", "Accept the result"),
+             ("redo", "Redo with a note…"), ("edit", "Edit the text…"))
 
 
 class RunHistory:
@@ -28,6 +33,11 @@ class RunHistory:
         fork.setToolTip("A new run with this run's history up to this goal; the goal and what followed are redone")
         fork.setEnabled(bool(goal_id and self.shown_run_id))
         fork.triggered.connect(lambda: self.fork_here(goal_id))
+        menu.addSeparator()
+        for action, label in OVERRULES:
+            item = menu.addAction(label)
+            item.setEnabled(bool(goal_id and self.shown_run_id))
+            item.triggered.connect(lambda _checked=False, a=action: self.ask_overrule(goal_id, a))
         self.tree_menu = menu
         menu.popup(self.tree.viewport().mapToGlobal(pos))
 
@@ -98,3 +108,59 @@ class RunHistory:
 
         self.moment_shown.connect(select)
         self.show_journaled(run_id)
+
+    def ask_overrule(self, goal_id: str, action: str) -> None:
+        """Overrule the model on a goal; redo asks for the note and edit for the new text first."""
+        if action not in ("redo", "edit"):
+            self.overrule_goal(goal_id, action)
+            return
+        from PySide6.QtWidgets import QInputDialog
+
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Redo with a note" if action == "redo" else "Edit the goal")
+        dialog.setLabelText("What should be done differently?" if action == "redo" else "The goal's new text:")
+        if action == "edit":
+            dialog.setTextValue(self._goal_text(goal_id))
+        dialog.textValueSelected.connect(lambda value: self.overrule_goal(
+            goal_id, action, note=value if action == "redo" else "", text=value if action == "edit" else ""))
+        self.overrule_dialog = dialog
+        dialog.open()
+
+    def _goal_text(self, goal_id: str) -> str:
+        """The goal's text as it is now: the live record's, or the journal's (added, then edited)."""
+        run = self.current
+        if run is not None and run.run_id == self.shown_run_id and goal_id in run.record.goals:
+            return run.record.goals[goal_id].text
+        text = ""
+        for e in self.journal.goal_events(self.shown_run_id, goal_id):
+            if isinstance(e, ev.GoalAdded) or (isinstance(e, ev.GoalOverruled) and e.action == "edit"):
+                text = e.text
+        return text
+
+    def overrule_goal(self, goal_id: str, action: str, *, note: str = "", text: str = "") -> asyncio.Future | None:
+        """The run this window drives is overruled at once; another is steered through the journal
+        (its driver, or nobody: `runs.steer_run`), off the loop. The outcome is on the status line."""
+        run = self.current
+        if run is not None and run.run_id == self.shown_run_id:
+            try:
+                run.overrule(goal_id, action, note=note, text=text)
+            except InputError as exc:
+                self.statusBar().showMessage(f"cannot {action} {goal_id}: {exc}", 10000)
+                return None
+            self.statusBar().showMessage(f"{goal_id}: {action} by the operator", 8000)
+            return None
+        from ..runs import steer_run
+
+        run_id = self.shown_run_id
+
+        async def work() -> None:
+            try:
+                said = await asyncio.to_thread(steer_run, self.journal, run_id, goal_id, action, note=note, text=text)
+            except (InputError, JournalError) as exc:
+                self.statusBar().showMessage(f"cannot {action} {goal_id}: {exc}", 10000)
+                return
+            self.statusBar().showMessage(said, 10000)
+            self.show_journaled(run_id)  # what it changed, read back
+
+        self.overrule_task = asyncio.ensure_future(work())
+        return self.overrule_task
