@@ -184,7 +184,7 @@ def steer_run(journal, run_id: str, goal_id: str, action: str, *, note: str = ""
 
 
 async def poll_controls(run: Run, journal) -> None:
-    """Carry out the requests (pause, cancel, skip, limits) other processes leave for `run`."""
+    """Carry out the requests (pause, cancel, skip, limits, mode, steer) other processes leave for `run`."""
     while True:
         await asyncio.sleep(CONTROL_POLL)
         for action, args in await asyncio.to_thread(journal.take_controls, run.run_id):
@@ -197,6 +197,8 @@ async def poll_controls(run: Run, journal) -> None:
                     run.skip(args.get("goal_id"))
                 elif action == "limits":
                     run.set_limits(**args)
+                elif action == "mode":
+                    run.set_permission_mode(args["mode"])
                 elif action == "steer":
                     run.overrule(args["goal_id"], args["overrule"], note=args.get("note", ""),
                                  text=args.get("text", ""), subgoals=args.get("subgoals", ()))

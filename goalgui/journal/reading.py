@@ -50,7 +50,9 @@ class Reading:
             if state == RunState.ACTIVE.value and not self._owner_alive(r[9], r[10], r[11]) \
                     and r[0] not in self._owned:
                 state, reason = RunState.PAUSED.value, INTERRUPTED
+            elsewhere = state == RunState.ACTIVE.value and r[0] not in self._owned
             out.append({
+                "driver": f"pid {r[10]} on {r[9]}" if elsewhere else None,  # a live process that is not this one
                 "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,
                 "started_at": r[5], "updated_at": r[6], "tokens": r[7], "goals": r[8],
                 "outcome": r[12], "model": r[13], "last_seq": r[14], "health": _figures(r[15]),

@@ -280,12 +280,14 @@ class MainWindow(CurrentGoal, JournaledRuns, RunHistory, TreeFollowing, QMainWin
     # committed batches through the bridge), a journaled run (the journal's projection, read
     # lazily, and its series), or a moment of a journaled run (a record replayed up to an event).
 
-    def follow(self, run: Run) -> None:
-        """Watch `run` live: what it holds already, then each committed batch."""
+    def follow(self, run: Run, drive: bool = True) -> None:
+        """Watch `run` live: what it holds already, then each committed batch. `drive` False: another
+        process drives it (an `AttachedRun`): closing the window leaves it be."""
         self.bridge.detach()
         self._moment_generation += 1
         self._forget_finished()
-        self._driven[run.run_id] = run  # opening it from the Runs view comes back here
+        if drive:
+            self._driven[run.run_id] = run  # opening it from the Runs view comes back here
         self.run = run
         self.record = run.record
         self.summary = None

@@ -188,7 +188,8 @@ class RunsView(QWidget):
         started_column = self.COLUMNS.index("Started")
         duration = max(0.0, (r["updated_at"] or 0) - (r["started_at"] or 0))
         figures = r.get("health") or {}
-        values = (r["run_id"], r["objective"], r["strategy"], r["state"], r["stop_reason"] or "",
+        state = f"{r['state']} (driven by {r['driver']}: Open attaches)" if r.get("driver") else r["state"]
+        values = (r["run_id"], r["objective"], r["strategy"], state, r["stop_reason"] or "",
                   r["tokens"], r["goals"], r["started_at"] or 0.0, duration, _health_text(figures))
         for column, value in enumerate(values):
             if column == started_column:  # shown as a date, sorted as the time it is

@@ -29,6 +29,12 @@ class JournaledRuns:
         if driven is not None and not driven.state.final:
             self.follow(driven)
             return
+        if self.journal.owner_alive(run_id) and self.journal.runs(run_id)[0]["state"] == "active":
+            from .attached import AttachedRun  # driven by another live process: attach and follow it
+
+            self.follow(AttachedRun(self.journal, run_id), drive=False)
+            self.statusBar().showMessage(f"attached to run {run_id}, driven by another process", 8000)
+            return
         self._forget_finished()
         self.bridge.detach()
         self._moment_generation += 1
