@@ -176,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     # `goalgui --journal F runs` and `goalgui runs --journal F` alike; the sub-command's own flag wins
     args.journal = getattr(args, "journal", None) or args.top_journal
     if args.install_desktop_entry or args.uninstall_desktop_entry:
+        if args.install_desktop_entry and args.uninstall_desktop_entry or args.command is not None:
+            print("goalgui: --install-desktop-entry and --uninstall-desktop-entry go alone", file=sys.stderr)
+            return EXIT_BAD_INPUT
         return _desktop_entry(args.install_desktop_entry)
     if args.command in (None, "open"):
         logs.setup()
@@ -223,6 +226,9 @@ def _desktop_entry(install: bool) -> int:
 
     try:
         files = desktop.install() if install else desktop.uninstall()
+    except ValueError as exc:
+        print(f"goalgui: the desktop entry could not be installed: {shown(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except OSError as exc:
         print(f"goalgui: the desktop entry could not be {'installed' if install else 'removed'}: "
               f"{shown(exc.strerror or exc)}{f' ({shown(exc.filename)})' if exc.filename else ''}", file=sys.stderr)

@@ -39,6 +39,10 @@ def cmd_fork(args) -> int:
     from .forking import fork_run
     from .journal import Journal
 
+    if args.model:  # a model that cannot load is refused before anything is written
+        from .providers import load_model
+
+        load_model(args.model)
     journal = Journal(paths.journal_path(args.journal))
     try:
         source = journal.resolve(args.run)

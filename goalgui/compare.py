@@ -160,7 +160,8 @@ def markdown(data: dict) -> str:
         lines += ["| goal | kind | A: status, tokens, calls, s | B: status, tokens, calls, s |", "|---|---|---|---|"]
         for r in differing:
             cells = [_cell(r["a"]), _cell(r["b"])]
-            text = shown(r["text"])[:90].replace("|", "\\|")  # a bar in a goal's text would open a column
+            # a bar in a goal's text would open a column (and a backslash before it would undo the escape)
+            text = shown(r["text"])[:90].replace("\\", "\\\\").replace("|", "\\|")
             lines.append(f"| {'&nbsp;' * 2 * r['depth']}{text} | {r['kind']} | {cells[0]} | {cells[1]} |")
         lines.append("")
     return "\n".join(lines)

@@ -47,34 +47,56 @@ def targets(home: Path | None = None) -> dict[str, Path]:
     return out
 
 
+def _string(value: str) -> str:
+    """A desktop entry string value (the spec's escapes: backslash, and no line breaks)."""
+    if any(c in value for c in "\n\r\t"):
+        raise ValueError("a path with a line break or tab cannot go in a desktop entry")
+    return value.replace("\\", "\\\\")
+
+
 def entry_text(command: str) -> str:
-    """The desktop entry with Exec and TryExec naming `command` (quoted as the spec asks)."""
-    quoted = '"' + command.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`").replace("$", "\\$") + '"' \
-        if any(c in command for c in ' \t\n"\'\\><~|&;$*?#()`') else command
+    """The desktop entry with Exec and TryExec naming `command`. Exec is quoted as the spec asks
+    (inside double quotes `"`, `` ` ``, `$` and `\\` are escaped with a backslash, `%` is doubled),
+    then written as a string value like TryExec (each backslash doubled again)."""
+    reserved = set(' \t"\'\\><~|&;$*?#()`%')
+    if any(c in reserved for c in command):
+        quoted = '"' + "".join("\\" + c if c in '"`$\\' else c for c in command) + '"'
+    else:
+        quoted = command
+    exec_value = _string(quoted.replace("%", "%%"))
     lines = []
     for line in assets.read_text(assets.desktop_entry()).splitlines():
         if line.startswith("Exec="):
-            line = f"Exec={quoted}"
+            line = f"Exec={exec_value}"
         elif line.startswith("TryExec="):
-            line = f"TryExec={command}"
+            line = f"TryExec={_string(command)}"
         lines.append(line)
     return "\n".join(lines) + "\n"
 
 
 def install(home: Path | None = None) -> list[Path]:
     """Write the entry, the metainfo and the icons; returns what was written."""
-    command = launcher()
-    written = []
-    for name, target in targets(home).items():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(f".{target.name}.goalgui-new")
-        if name == assets.desktop_entry():
-            temp.write_text(entry_text(command), encoding="utf-8")
-        else:
-            temp.write_bytes(assets.find(name).read_bytes())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)  # whole or not at all: a menu never reads half an entry
-        written.append(target)
+    entry = entry_text(launcher())
+    written: list[Path] = []
+    try:
+        for name, target in targets(home).items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temp = target.with_name(f".{target.name}.goalgui-new")
+            try:
+                if name == assets.desktop_entry():
+                    temp.write_text(entry, encoding="utf-8")
+                else:
+                    temp.write_bytes(assets.find(name).read_bytes())
+                os.chmod(temp, 0o644)
+                os.replace(temp, target)  # whole or not at all: a menu never reads half an entry
+            finally:
+                if temp.exists():
+                    temp.unlink()
+            written.append(target)
+    except OSError:
+        for target in written:  # all of it or none: no entry without its icons
+            target.unlink(missing_ok=True)
+        raise
     _refresh(home or data_home())
     return written
 
@@ -95,5 +117,9 @@ def _refresh(home: Path) -> None:
     for tool, arg in (("update-desktop-database", home / "applications"),
                       ("gtk-update-icon-cache", home / "icons" / "hicolor")):
         if shutil.which(tool) and arg.is_dir():
-            subprocess.run([tool, "-q", str(arg)] if tool == "update-desktop-database" else [tool, "-q", "-t", str(arg)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=False)
+            try:  # best effort: a menu without the caches rescans on its own
+                subprocess.run([tool, "-q", str(arg)] if tool == "update-desktop-database" else
+                               [tool, "-q", "-t", str(arg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=30, check=False)
+            except (OSError, subprocess.SubprocessError):
+                pass

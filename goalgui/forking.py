@@ -15,7 +15,9 @@ files as they were at event N are not recorded anywhere), so the fork never chan
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import stat
 from pathlib import Path
 
 from .engine import events as ev
@@ -23,9 +25,6 @@ from .engine.lifecycle import InputError, RunState
 from .engine.record import GoalStatus, RunRecord
 from .engine.run import new_run_id
 from . import paths
-
-BATCH = 400  # events per journal write, as the engine's recorder batches them
-
 
 def fork_point(journal, run_id: str, goal_id: str | None, event: int | None) -> tuple[int, str | None]:
     """(the last source event the fork keeps, the goal it was forked at). A bad goal or event is one
@@ -60,13 +59,6 @@ def fork_run(journal, source: str, *, goal_id: str | None = None, event: int | N
     def add(e: ev.Event) -> None:
         record.apply(e)
         batch.append(e)
-        if len(batch) >= BATCH:
-            flush()
-
-    def flush() -> None:
-        if batch:
-            journal.write(fork_id, list(batch), record.snapshot())
-            batch.clear()
 
     workspace = None
     for e in journal.events(source, upto=upto):
@@ -88,15 +80,35 @@ def fork_run(journal, source: str, *, goal_id: str | None = None, event: int | N
     for cls, fields in following:
         seq += 1
         add(cls(seq=seq, ts=ts, **fields))
-    flush()
+    try:  # one transaction: a fork is in the journal whole or not at all
+        journal.write(fork_id, batch, record.snapshot())
+    except BaseException:
+        if workspace is not None:
+            shutil.rmtree(workspace, ignore_errors=True)
+        raise
     journal.release(fork_id)  # written by this process, driven by whoever resumes it
     return fork_id
 
 
 def _copy_workspace(folder: Path, fork_id: str) -> Path:
+    """The source's files, folders and links (not its pipes, sockets or devices: they are not files
+    to work on, and copying one would block or fail) in the fork's own folder."""
     target = paths.data_dir() / "workspaces" / fork_id
-    if folder.is_dir():
-        shutil.copytree(folder, target, symlinks=True, dirs_exist_ok=True)
-    else:
+
+    def special(where: str, names: list[str]) -> list[str]:
+        out = []
+        for name in names:
+            mode = os.lstat(os.path.join(where, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                out.append(name)
+        return out
+
+    try:
+        if folder.is_dir():
+            shutil.copytree(folder, target, symlinks=True, ignore=special, dirs_exist_ok=True)
         paths.private_dir(target)
+    except (OSError, shutil.Error) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise InputError(f"the source's workspace {folder} could not be copied for the fork: {reason}") from None
     return target

@@ -37,12 +37,19 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         paths.private_file(Path(self.baseFilename), own_dir=True)
         return super()._open()
 
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        """A record that cannot be written (a format string and its arguments that do not match) is
+        said in one line, without the arguments (the stock handler prints them, and a traceback)."""
+        sys.stderr.write(f"goalgui: a log record from {record.name} could not be written\n")
+
 
 def _safe_arg(value):
     if isinstance(value, BaseException):
         return type(value).__name__
     if isinstance(value, (int, float, bool)) or value is None:
         return value
+    if isinstance(value, (list, tuple, set, frozenset, dict)):  # what they hold could be anything
+        return f"[{type(value).__name__} of {len(value)}]"
     text = str(value)
     if len(text) > LONGEST or "\n" in text or "\r" in text:
         return f"[{len(text)} characters]"
@@ -54,10 +61,15 @@ class PrivateFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         record = logging.makeLogRecord(record.__dict__)  # other handlers see the record unchanged
+        if not isinstance(record.msg, str) or not record.name.startswith("goalgui"):
+            # goalgui's messages are its own format strings; another library's (asyncio's "Task
+            # exception was never retrieved", with the exception's repr) and a non-string are not
+            record.msg, record.args = _safe_arg(record.getMessage() if record.args else record.msg), ()
         if isinstance(record.args, tuple):
             record.args = tuple(_safe_arg(a) for a in record.args)
-        elif isinstance(record.args, dict):
-            record.args = {k: _safe_arg(v) for k, v in record.args.items()}
+        elif isinstance(record.args, dict):  # named arguments, or one dict given as the argument
+            record.args = ({k: _safe_arg(v) for k, v in record.args.items()} if "%(" in str(record.msg)
+                           else (_safe_arg(record.args),))
         record.exc_text = None
         return super().format(record)
 
@@ -67,9 +79,7 @@ class PrivateFormatter(logging.Formatter):
         seen: set[int] = set()
         while exc is not None and id(exc) not in seen:
             seen.add(id(exc))
-            frames = traceback.extract_tb(exc.__traceback__)
-            lines.append(f"{type(exc).__module__}.{type(exc).__qualname__} (message withheld: it may hold run content)")
-            lines.extend(f"  at {_short(f.filename)}:{f.lineno} in {f.name}" for f in frames)
+            lines.extend(_described(exc, ""))
             exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
             if exc is not None:
                 lines.append("while handling, or caused by:")
@@ -77,6 +87,15 @@ class PrivateFormatter(logging.Formatter):
 
     def formatStack(self, stack_info: str) -> str:
         return "[stack withheld]"
+
+
+def _described(exc: BaseException, indent: str) -> list[str]:
+    """An exception's type and frames, and those of what an exception group holds."""
+    lines = [f"{indent}{type(exc).__module__}.{type(exc).__qualname__} (message withheld: it may hold run content)"]
+    lines += [f"{indent}  at {_short(f.filename)}:{f.lineno} in {f.name}" for f in traceback.extract_tb(exc.__traceback__)]
+    for inner in getattr(exc, "exceptions", ()) if isinstance(exc, BaseExceptionGroup) else ():
+        lines += _described(inner, indent + "    ")
+    return lines
 
 
 def _short(filename: str) -> str:

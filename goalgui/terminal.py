@@ -14,9 +14,11 @@ from .engine.prompts_cursor import plan_mark
 from .engine.record import RunRecord
 
 # C0 and C1 controls, DEL, and the Unicode marks that reorder or hide text (bidi overrides and
-# isolates, line and paragraph separators): what lets foreign text set a title, clear the screen,
+# isolates, the Arabic letter mark, zero-width and word-joiner marks, the BOM, tag characters, line and
+# paragraph separators): what lets foreign text set a title, clear the screen,
 # move the cursor, plant a link, or forge a line
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff"
+                      "\U000e0000-\U000e007f]")
 
 
 def _visible(match: re.Match) -> str:
@@ -24,7 +26,7 @@ def _visible(match: re.Match) -> str:
     named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c)
     if named:
         return named
-    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
 
 
 def shown(text: object, *, lines: bool = False) -> str:

@@ -106,3 +106,18 @@ def test_goalgui_diff_prints_markdown_or_json_and_refuses_unknown_runs(tmp_path)
     assert data["counts"]["only in A"] == 1 and data["counts"]["only in B"] == 1
     bad = subprocess.run(goalgui_cmd("diff", ids[0], "nosuchrun"), env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nosuchrun" in bad.stderr
+
+
+def test_a_goal_text_cannot_open_a_column_or_hide_marks_in_the_markdown():
+    from goalgui.compare import markdown
+
+    text = "back\\|slash | col \u061c\u200b\ufeff\U000e0041 end"
+    row = {"kind": ONLY_A, "depth": 1, "text": text, "a": {"id": "g2", "status": "done", "tokens": 1, "calls": 1,
+                                                          "seconds": 0.1}, "b": None}
+    totals = {"run_id": "r", "state": "complete", "goals": 2, "tokens": 1, "calls": 1, "seconds": 0.1}
+    out = markdown({"a": totals, "b": totals, "counts": {k: 0 for k in (MATCHED, CHANGED_STATUS, CHANGED_RESULT,
+                                                                       ONLY_A, ONLY_B)},
+                    "first_divergence": None, "rows": [row]})
+    line = next(l for l in out.splitlines() if "slash" in l)
+    assert line.count(" | ") == 3  # four cells: no bar of the goal's opened a fifth
+    assert all(c not in out for c in "\u061c\u200b\ufeff\U000e0041")

@@ -153,3 +153,23 @@ def test_the_wheel_and_sdist_install_in_a_fresh_venv_and_open_the_window(tmp_pat
                           "scripted:rehearsal", "--window", "--exit-when-done"], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=180)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_exec_paths_with_percent_backslash_dollar_or_quote_pass_the_validator(tmp_path):
+    """Found by a hostile review: a % was taken for a field code and a backslash left a quote open."""
+    for i, path in enumerate(("/home/u/100%/bin/goalgui", "/home/u/a\\b/goalgui", "/home/u/$x/goalgui",
+                              '/home/u/q"/goalgui', "/home/u/`t`/goalgui")):
+        entry = tmp_path / f"e{i}" / assets.desktop_entry()
+        entry.parent.mkdir()
+        entry.write_text(desktop.entry_text(path))
+        check = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True)
+        assert check.returncode == 0 and "error" not in check.stdout, (path, check.stdout)
+    with pytest.raises(ValueError, match="line break"):
+        desktop.entry_text("/home/u/x\nExec=evil")
+
+
+def test_the_desktop_flags_go_alone():
+    for args in (("--install-desktop-entry", "--uninstall-desktop-entry"), ("--uninstall-desktop-entry", "runs")):
+        out = subprocess.run(goalgui_cmd(*args), capture_output=True, text=True, timeout=60,
+                             env=cli_env(Path("/nonexistent")))
+        assert out.returncode == 2 and "go alone" in out.stderr

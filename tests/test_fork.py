@@ -110,3 +110,29 @@ def test_fork_on_the_command_line_after_a_kill_of_the_source(tmp_path):
     assert f"| forked from | run {run_id} at goal g3, event" in md
     bad = subprocess.run(goalgui_cmd("fork", run_id, "--at", "g99"), env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no goal 'g99'" in bad.stderr
+
+
+def test_a_bad_model_or_a_workspace_with_a_pipe_leaves_nothing_behind(tmp_path):
+    """Found by a hostile review: a fork with a model that cannot load was written before the model was
+    refused, and a named pipe in the source's workspace was an internal error that left a half copy."""
+    import os
+
+    env = cli_env(tmp_path / "home")
+    space = tmp_path / "ws"
+    space.mkdir()
+    (space / "notes.txt").write_text("kept")
+    os.mkfifo(space / "pipe")
+    out = subprocess.run(goalgui_cmd("run", OBJECTIVE, "--model", "scripted:rehearsal", "--workspace", str(space),
+                                     "--json"), env=env, capture_output=True, text=True, timeout=120)
+    run_id = json.loads(out.stdout)["run_id"]
+    bad = subprocess.run(goalgui_cmd("fork", run_id, "--at", "g3", "--model", "nosuch:thing"), env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nosuch" in bad.stderr
+    listed = json.loads(subprocess.run(goalgui_cmd("runs", "--json"), env=env, capture_output=True, text=True).stdout)
+    assert len(listed) == 1
+    good = subprocess.run(goalgui_cmd("fork", run_id, "--at", "g3", "--json"), env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert good.returncode == 0, good.stderr
+    fork_id = json.loads(good.stdout)["run_id"]
+    copied = tmp_path / "home" / "data" / "workspaces" / fork_id
+    assert (copied / "notes.txt").read_text() == "kept" and not (copied / "pipe").exists()

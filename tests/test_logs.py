@@ -74,3 +74,31 @@ def test_exception_messages_and_long_arguments_are_withheld(tmp_path):
     assert "SECRET" not in line and "builtins.ValueError" in line and "builtins.KeyError" in line
     assert "test_logs.py" in line and os.path.expanduser("~") not in line.replace("~", "")
     assert record.args[0] is exc  # the record itself is untouched for other handlers
+
+
+def test_containers_other_libraries_messages_and_bad_records_are_withheld(tmp_path, capsys):
+    """Found by a hostile review: containers were logged as their repr, another library's message
+    (asyncio's "Task exception was never retrieved" with the exception's repr) as it was, and a record
+    whose arguments did not fit its format string printed them on stderr."""
+    from goalgui.logs import PrivateRotatingFileHandler
+
+    handler = PrivateRotatingFileHandler(tmp_path / "goalgui.log", maxBytes=10_000, backupCount=1)
+    handler.setFormatter(PrivateFormatter("%(name)s %(message)s"))
+    for name, msg, args in (("goalgui.x", "keys %s", ({"api_key": "SECRET-K"},)),
+                            ("goalgui.x", "errors %s", ([ValueError("SECRET-E")],)),
+                            ("asyncio", "Task exception was never retrieved\nfuture: <Task exception=ValueError('SECRET-A')>", ()),
+                            ("goalgui.x", ValueError("SECRET-M"), ()),
+                            ("goalgui.x", "two %s %s", ("SECRET-F",))):
+        handler.handle(logging.LogRecord(name, logging.ERROR, __file__, 1, msg, args, None))
+    handler.close()
+    text = (tmp_path / "goalgui.log").read_text()
+    assert "SECRET" not in text and "SECRET" not in capsys.readouterr().err
+    assert "keys [dict of 1]" in text and "errors [list of 1]" in text and "asyncio [" in text
+    assert "goalgui.x ValueError" in text
+    group = ExceptionGroup("two", [KeyError("SECRET-1"), OSError("SECRET-2")])
+    try:
+        raise group
+    except ExceptionGroup as raised:
+        line = PrivateFormatter("%(message)s").format(logging.LogRecord(
+            "goalgui", logging.ERROR, __file__, 1, "failed", (), (type(raised), raised, raised.__traceback__)))
+    assert "builtins.KeyError" in line and "builtins.OSError" in line and "SECRET" not in line

@@ -90,3 +90,31 @@ def test_a_second_window_watches_a_run_another_process_drives_and_cannot_take_it
         if driver.poll() is None:
             driver.kill()
             driver.communicate()
+
+
+def test_another_process_opening_the_journal_never_takes_the_wal_from_a_live_writer(tmp_path):
+    """Found by a hostile review: a process that opened an existing journal re-created its file to make
+    it private, which closed a descriptor and so dropped its own SQLite locks; the next process to close
+    then took the WAL for unused and deleted it under the live writer, and runs were lost."""
+    env = cli_env(tmp_path / "home")
+    model = _script(tmp_path)
+    fast = tmp_path / "fast.json"
+    fast.write_text(json.dumps({**SLOW, "latency": 0}))
+    assert subprocess.run(goalgui_cmd("run", "First, so the journal exists", "--model", f"scripted:{fast}"),
+                          env=env, capture_output=True, timeout=120).returncode == 0
+    slow = subprocess.Popen(goalgui_cmd("run", "The slow one", "--model", model, "--json"), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    time.sleep(1.5)  # it is writing
+    for _ in range(3):
+        assert subprocess.run(goalgui_cmd("runs"), env=env, capture_output=True, timeout=60).returncode == 0
+    other = subprocess.run(goalgui_cmd("run", "The quick one", "--model", f"scripted:{fast}", "--json"), env=env,
+                           capture_output=True, text=True, timeout=120)
+    out, err = slow.communicate(timeout=120)
+    assert slow.returncode == 0 and other.returncode == 0, err[-1500:]
+    listed = {r["objective"]: r["state"] for r in json.loads(
+        subprocess.run(goalgui_cmd("runs", "--json"), env=env, capture_output=True, text=True).stdout)}
+    assert listed == {"First, so the journal exists": "complete", "The slow one": "complete",
+                      "The quick one": "complete"}
+    check = subprocess.run(goalgui_cmd("journal", "check"), env=env, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0 and "is sound" in check.stdout, check.stderr
+    assert json.loads(out)["state"] == "complete"

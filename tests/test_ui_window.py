@@ -338,7 +338,9 @@ def test_the_runs_view_sorts_numbers_as_numbers_and_searches(qtbot):
     assert [view.table.isRowHidden(r) for r in range(3)] == [True, True, False]
 
 
-def test_a_moment_too_far_to_replay_is_refused_in_one_line(window, qloop, journal, monkeypatch):
+def test_a_moment_past_the_replay_limit_is_read_from_the_journal_as_it_was(window, qloop, journal, monkeypatch):
+    """Past REPLAY_LIMIT events a moment is not replayed but read at that event from the goals index:
+    at every moment the tree (goals, statuses, tokens, attempts, result sizes, children) is the replay's."""
     from goalgui.ui import window_journaled
 
     monkeypatch.setattr(window_journaled, "REPLAY_LIMIT", 10)
@@ -346,9 +348,28 @@ def test_a_moment_too_far_to_replay_is_refused_in_one_line(window, qloop, journa
     qloop.run_until_complete(run.drive())
     window.show_journaled(run.run_id)
     last = window.shown_seq
-    window._on_inspect_moment_chosen(20)
-    assert "replaying more than 10 events is not supported" in window.statusBar().currentMessage()
-    assert window.shown_seq == last and window.inspect.slider.value() == last and window.record is None
+    for n in (12, 30, last // 2, last - 3):
+        shown = []
+        window.moment_shown.connect(shown.append)
+        window._on_inspect_moment_chosen(n)
+        until(qloop, lambda: shown == [n])
+        window.moment_shown.disconnect()
+        assert window.record is None and window.shown_seq == n  # read, not replayed
+        replayed = journal.load(run.run_id, upto=n)
+        expected = {g.id: (g.status.value, g.tokens, g.attempts, len(g.result), len(g.children))
+                    for g in replayed.goals.values()}
+        def flat(rows):
+            return {gid: status for gid, status, kids in rows} | {k: v for _g, _s, kids in rows
+                                                                  for k, v in flat(kids).items()}
+        assert flat(tree_rows(window.tree_model)) == {g: v[0] for g, v in expected.items()}  # what is on screen
+        got = {}
+        stack = [None]
+        while stack:
+            parent = stack.pop()
+            for row in journal.children(run.run_id, parent, upto=n):
+                got[row[0]] = (row[3], row[4], row[5], row[6], row[7])
+                stack.append(row[0])
+        assert got == expected, n
 
 
 def test_text_from_a_model_or_a_server_is_never_rendered_as_markup(qtbot):

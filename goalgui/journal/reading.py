@@ -99,9 +99,15 @@ class Reading:
             rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
         return [(seq, json.loads(data)) for seq, data in rows]
 
-    def children(self, run_id: str, parent_id: str | None, offset: int = 0, limit: int = -1) -> list[tuple]:
+    def children(self, run_id: str, parent_id: str | None, offset: int = 0, limit: int = -1,
+                 upto: int | None = None) -> list[tuple]:
         """A page of one goal's children from the projection (None: the top goals), in creation order:
-        (goal_id, depth, text, status, tokens, attempts, result_chars, children, reused)."""
+        (goal_id, depth, text, status, tokens, attempts, result_chars, children, reused). With `upto`,
+        as they were at that event: only goals added by then, each figure from its own events up to
+        it (the goal index makes that a few rows per goal, so a page costs the same at any moment of
+        any run; no replay)."""
+        if upto is not None:
+            return self._children_at(run_id, parent_id, offset, limit, upto)
         columns = f"goal_id, depth, text, status, tokens, attempts, result_chars, children, instr(note, '{REUSED}') > 0"
         with self._lock:
             if parent_id is None:
@@ -111,6 +117,26 @@ class Reading:
                 cur = self._db.execute(f"SELECT {columns} FROM goals WHERE run_id=? AND parent_id=?"
                                        " ORDER BY ord LIMIT ? OFFSET ?", (run_id, parent_id, limit, offset))
             return cur.fetchall()
+
+    def _children_at(self, run_id: str, parent_id: str | None, offset: int, limit: int, n: int) -> list[tuple]:
+        mine = "e.run_id=g.run_id AND e.goal_id=g.goal_id AND e.seq<=:n"
+        sql = f"""SELECT g.goal_id, g.depth, g.text,
+            coalesce((SELECT CASE e.type WHEN 'turn_started' THEN 'running' ELSE json_extract(e.data, '$.status') END
+                      FROM events e INDEXED BY events_by_goal WHERE {mine} AND (e.type='turn_started' OR (e.type='goal_changed'
+                      AND json_extract(e.data, '$.status') IS NOT NULL)) ORDER BY e.seq DESC LIMIT 1), 'pending'),
+            coalesce((SELECT sum(json_extract(e.data, '$.tokens_in') + json_extract(e.data, '$.tokens_out'))
+                      FROM events e INDEXED BY events_by_goal WHERE {mine} AND e.type='model_called'), 0),
+            coalesce((SELECT json_extract(e.data, '$.attempts') FROM events e INDEXED BY events_by_goal WHERE {mine} AND e.type='goal_changed'
+                      AND json_extract(e.data, '$.attempts') IS NOT NULL ORDER BY e.seq DESC LIMIT 1), 0),
+            coalesce((SELECT length(json_extract(e.data, '$.result')) FROM events e INDEXED BY events_by_goal WHERE {mine}
+                      AND e.type='goal_changed' AND json_type(e.data, '$.result')='text' ORDER BY e.seq DESC LIMIT 1), 0),
+            (SELECT count(*) FROM goals c WHERE c.run_id=g.run_id AND c.parent_id=g.goal_id AND c.ord<=:n),
+            0
+            FROM goals g WHERE g.run_id=:run AND g.ord<=:n AND g.parent_id {'IS NULL' if parent_id is None else '=:parent'}
+            ORDER BY g.ord LIMIT :limit OFFSET :offset"""
+        with self._lock:
+            return self._db.execute(sql, {"run": run_id, "parent": parent_id, "n": n, "limit": limit,
+                                          "offset": offset}).fetchall()
 
     def find_goals(self, run_id: str, text: str = "", status: str = "", limit: int = 1000) -> list[str]:
         """Ids of goals whose id or text contains `text` (any case) and whose status is `status`

@@ -98,7 +98,11 @@ class Journal(Reading, Ownership):
             self._db.close()
             raise
         if not new and not self.read_only:  # a journal of ours from before: made private now
-            private_file(self.path, own_dir=ours)
+            # by mode alone: opening and closing the file here would drop this process's SQLite locks
+            # on it (POSIX locks go with any close), and the next process to close would take the
+            # WAL for unused and delete it under a live writer
+            private_dir(self.path.parent, own=ours)
+            tighten(self.path)
             for side in ("-wal", "-shm"):  # SQLite makes them with the file's mode: tighten old ones too
                 tighten(Path(f"{self.path}{side}"))  # never created here: another process may be removing them
         self._checkpoint_wanted = threading.Event()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
+from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
@@ -31,8 +32,9 @@ class CrashGuard:
         self._previous_hook = None
 
     def install(self, loop=None) -> CrashGuard:
-        self._previous_hook = sys.excepthook
-        sys.excepthook = self._hook
+        if sys.excepthook != self._hook:  # installed twice, it must not call itself
+            self._previous_hook = sys.excepthook
+            sys.excepthook = self._hook
         if loop is not None:
             loop.set_exception_handler(self._loop_handler)
         return self
@@ -47,7 +49,7 @@ class CrashGuard:
         if issubclass(kind, (KeyboardInterrupt, SystemExit)):
             (self._previous_hook or sys.__excepthook__)(kind, exc, tb)
             return
-        self.report(exc if exc is not None else kind())
+        self.report(exc if exc is not None else RuntimeError(kind.__name__))
 
     def _loop_handler(self, loop, context: dict) -> None:
         exc = context.get("exception")
@@ -97,11 +99,14 @@ class CrashGuard:
         return None
 
 
+PACKAGE = str(Path(__file__).resolve().parent.parent)  # goalgui's own files, wherever it is installed
+
+
 def _where(exc: BaseException) -> str:
-    """The innermost goalgui frame: file:line in function."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "goalgui" in f.filename]
+    """The innermost frame in goalgui's own package: file:line in function."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if str(Path(f.filename).resolve()).startswith(PACKAGE)]
     if not frames:
         return ""
     f = frames[-1]
-    name = f.filename[f.filename.rfind("goalgui"):]
+    name = "goalgui/" + str(Path(f.filename).resolve())[len(PACKAGE) + 1:]
     return f"{name}:{f.lineno} ({f.name})"

@@ -80,7 +80,7 @@ class GoalTreeModel(QAbstractItemModel):
         super().__init__(parent)
         self._roots: list[_Node] = []
         self._nodes: dict[str, _Node] = {}
-        self._source = None  # (journal, run_id) while showing a journaled run lazily
+        self._source = None  # (journal, run_id, upto) while showing a journaled run lazily
         self._root_count = 0
         self._fetching = False
         # what a status means while the run is stopped, shown after it: {"abandoned": "waiting on the budget"}
@@ -115,12 +115,13 @@ class GoalTreeModel(QAbstractItemModel):
         self._roots, self._nodes, self._source, self._root_count = [], {}, None, 0
         self.endResetModel()
 
-    def open_journaled(self, journal, run_id: str) -> None:
-        """Show a journaled run from its goals projection: the top goals now, the rest on demand."""
+    def open_journaled(self, journal, run_id: str, upto: int | None = None) -> None:
+        """Show a journaled run from its goals projection: the top goals now, the rest on demand;
+        with `upto`, as it was at that event (`Journal.children`)."""
         self.beginResetModel()
         self._roots, self._nodes = [], {}
-        self._source = (journal, run_id)
-        rows = journal.children(run_id, None, 0, PAGE)
+        self._source = (journal, run_id, upto)
+        rows = journal.children(run_id, None, 0, PAGE, upto=upto)
         self._root_count = len(rows) if len(rows) < PAGE else len(rows) + 1  # more are fetched on demand
         self._adopt(None, rows)
         self.endResetModel()
@@ -160,10 +161,10 @@ class GoalTreeModel(QAbstractItemModel):
     def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:
         if self._source is None or self._fetching:
             return
-        journal, run_id = self._source
+        journal, run_id, upto = self._source
         node: _Node | None = parent.internalPointer() if parent.isValid() else None
         siblings = node.children if node is not None else self._roots
-        rows = journal.children(run_id, node.goal_id if node is not None else None, len(siblings), PAGE)
+        rows = journal.children(run_id, node.goal_id if node is not None else None, len(siblings), PAGE, upto=upto)
         if node is None:
             self._root_count = len(siblings) + len(rows) + (1 if len(rows) == PAGE else 0)
         elif len(rows) < PAGE:
@@ -194,7 +195,7 @@ class GoalTreeModel(QAbstractItemModel):
         """The index of a goal, fetching its ancestors' children from the journal if needed."""
         if goal_id in self._nodes or self._source is None:
             return self.index_of(goal_id)
-        journal, run_id = self._source
+        journal, run_id, _upto = self._source
         path = journal.goal_path(run_id, goal_id)
         parent_index = QModelIndex()
         for goal in path:

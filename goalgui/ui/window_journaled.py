@@ -18,7 +18,10 @@ from .strategy_pane import SHOWN
 
 
 log = logging.getLogger(__name__)
-REPLAY_LIMIT = 1_000_000  # events the timeline replays for a moment: ~9 s, ~0.35 GB here (open_bench)
+# a moment of a run up to this many events is replayed (exact: the plan, the queue and the health
+# figures as they were); past it, it is read from the journal at that event (`Journal.children` with
+# `upto`), page by page like the whole run, in the same few milliseconds at any scale (open_bench)
+REPLAY_LIMIT = 200_000
 
 
 class JournaledRuns:
@@ -96,17 +99,33 @@ class JournaledRuns:
             self.show_journaled(run_id)  # the whole run again; moment_shown follows with its extras
             return
         if n > REPLAY_LIMIT:
-            # a moment is rebuilt by replaying the run up to it: past this many events that takes
-            # minutes and gigabytes, so it is refused rather than left to grind
-            self.statusBar().showMessage(f"cannot show event {n:,}: replaying more than {REPLAY_LIMIT:,} events "
-                                         "is not supported; the whole run is shown", 10000)
-            self.inspect.slider.blockSignals(True)
-            self.inspect.slider.setValue(self.shown_seq)
-            self.inspect.slider.blockSignals(False)
+            self.moment_task = asyncio.ensure_future(self._show_moment_read(run_id, n, generation))
             return
         self.statusBar().showMessage(f"replaying to event {n:,}…")
         self.moment_task = asyncio.ensure_future(self._show_moment(run_id, n, generation))
 
+
+    async def _show_moment_read(self, run_id: str, n: int, generation: int) -> None:
+        """A moment of a big run, read from the journal at event n: the tree lazily (goals added by
+        then, each as it was), the plots to n, the totals of the batch that ended at or before n."""
+        series, at = await asyncio.to_thread(lambda: (self.journal.series(run_id, upto=n),
+                                                      self.journal.event_at(run_id, n)))
+        if generation != self._moment_generation:
+            return
+        self.record = None
+        self.shown_seq = n
+        self.tree_model.open_journaled(self.journal, run_id, upto=n)
+        self.tree.expandToDepth(0)
+        started = self.summary["started_at"]
+        self.budgets.load_series(series, start=started)
+        totals = series[-1][1] if series else {}
+        self.inspect.show_moment(n, (totals.get("ts") or started) - started,
+                                 f"at event {n:,}: {totals.get('goals', 0):,} goals, {totals.get('tokens', 0):,} tokens, "
+                                 f"{totals.get('done', 0):,} done, {totals.get('failed', 0):,} failed", at)
+        self.statusBar().clearMessage()
+        self._show_selected()
+        self._update_status()
+        self.moment_shown.emit(n)
 
     def refresh_runs(self) -> None:
         self.runs_view.show_runs(self.journal.runs())
