@@ -118,6 +118,33 @@ async def strategies(app, window, out: Path) -> None:
     await window.compare_runs(runs[0].run_id, runs[1].run_id)
     await asyncio.sleep(0.6)
     grab(app, window, out / "compare.png")
+    await attached(app, window, out)
+
+
+async def attached(app, window, out: Path) -> None:
+    """A window attached to a run that `goalgui run` drives in another process (the rehearsal, slowed)."""
+    import json
+    import subprocess
+    import tempfile
+
+    from goalgui.providers.scripted import ScriptedModel
+
+    script = Path(tempfile.mkdtemp()) / "slow-rehearsal.json"
+    script.write_text(json.dumps({**ScriptedModel.from_spec("rehearsal").script, "latency": 0.4}))
+    driver = subprocess.Popen([sys.executable, "-m", "goalgui", "run", "Produce a market analysis of UK meal-kit "
+                               "services with a pricing recommendation", "--model", f"scripted:{script}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    run_id = driver.stdout.readline().split()[1].rstrip(":")
+    await wait_for(lambda: window.journal.runs(run_id) and window.journal.runs(run_id)[0]["state"] == "active")
+    window.tabs.setCurrentIndex(0)
+    window.budgets.views.setCurrentWidget(window.budgets.plot)
+    window.show_journaled(run_id)
+    await wait_for(lambda: len(window.run.record.goals) >= 6, 60)
+    window.tree.expandAll()
+    await asyncio.sleep(1.5)
+    grab(app, window, out / "attached.png")
+    driver.wait(timeout=120)
+    driver.stdout.close()
 
 
 def main() -> int:

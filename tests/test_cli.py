@@ -320,3 +320,13 @@ def test_the_markdown_report_nests_each_goal_under_its_parent(cli):
     md = cli("export", json.loads(out.stdout)["run_id"], "--format", "md").stdout
     order = [line.strip().split("] ", 1)[1].split(" (")[0] for line in md.splitlines() if line.strip().startswith("- **g")]
     assert order == ["Answer the question", "Gather the facts", "Find fact one", "Find fact two", "Draft the answer"]
+
+
+def test_an_objective_whose_bytes_are_not_utf8_is_one_line_and_exit_2(cli):
+    """Found by a hostile review: an objective typed with bytes that are not UTF-8 (Python's lone
+    surrogates) ended in an internal UnicodeEncodeError when the journal wrote it."""
+    out = cli("run", "bad \udcff byte objective", "--model", cli.fast)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not UTF-8" in out.stderr
+    out = cli("run", "A fine objective", "--criteria", "c \udcfe", "--model", cli.fast)
+    assert out.returncode == 2 and "criteria holds bytes" in out.stderr
+    assert json.loads(cli("runs", "--json").stdout) == []

@@ -69,10 +69,20 @@ def check_transition(current: RunState, new: RunState) -> None:
         raise IllegalTransition(f"a {current.value} run cannot become {new.value}")
 
 
+def _encodable(text: str, what: str) -> None:
+    """Text from a command line whose bytes were not UTF-8 holds lone surrogates (Python's escape
+    for them): no journal, model or terminal can take it, so it is refused here, in one line."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"the {what} holds bytes that are not UTF-8 text; type it again") from None
+
+
 def validate_objective(text: str) -> str:
-    """The objective, stripped; an empty or over-long one is refused."""
+    """The objective, stripped; an empty, over-long or undecodable one is refused."""
     if not isinstance(text, str) or not text.strip():
         raise InputError("the objective is empty: say what the run should achieve")
+    _encodable(text, "objective")
     text = text.strip()
     if len(text) > MAX_OBJECTIVE_CHARS:
         raise InputError(
@@ -86,6 +96,7 @@ def validate_text(text: str, what: str, most: int = MAX_OBJECTIVE_CHARS, *, empt
     over `most` characters, or empty where it must say something, is refused in one line."""
     if not isinstance(text, str):
         raise InputError(f"the {what} must be text")
+    _encodable(text, what)
     text = text.strip()
     if not text and not empty_ok:
         raise InputError(f"the {what} is empty")
