@@ -33,10 +33,13 @@ def test_a_window_attaches_to_a_headless_run_follows_it_and_pauses_it(qtbot, qlo
         qtbot.addWidget(window)
         window.show()
         until(qloop, lambda: journal.runs(run_id)[0]["state"] == "active", timeout=10)
-        window.refresh_runs()  # the Runs tab says who drives it
-        state = window.runs_view.table.item(0, 3).text()
-        assert state.startswith(f"active (driven by pid {driver.pid} on ") and "Open attaches" in state
-        window.show_journaled(run_id)
+        window.refresh_runs()  # the Runs tab says who drives it, and offers Attach
+        view = window.runs_view
+        state = view.table.item(0, 3).text()
+        assert state.startswith(f"active (driven by pid {driver.pid} on ")
+        view.table.selectRow(0)
+        assert view.open_button.text() == "Attach"
+        view.open_button.click()
         attached = window.run
         assert getattr(attached, "attached", False) and window.current is None
         assert "attached to run" in window.statusBar().currentMessage()

@@ -141,8 +141,7 @@ class RunsView(QWidget):
         self.search.textChanged.connect(self._on_search_text_changed)
         self.open_button.clicked.connect(self._on_open_clicked)
         self.compare_button.clicked.connect(self._on_compare_clicked)
-        self.table.itemSelectionChanged.connect(
-            lambda: self.compare_button.setEnabled(len(self.selected_runs()) == 2))
+        self.table.itemSelectionChanged.connect(self._on_selection_changed)
         self.table.cellDoubleClicked.connect(lambda row, _col: self._open_row(row))
 
     def show_runs(self, runs: list[dict]) -> None:
@@ -188,7 +187,7 @@ class RunsView(QWidget):
         started_column = self.COLUMNS.index("Started")
         duration = max(0.0, (r["updated_at"] or 0) - (r["started_at"] or 0))
         figures = r.get("health") or {}
-        state = f"{r['state']} (driven by {r['driver']}: Open attaches)" if r.get("driver") else r["state"]
+        state = f"{r['state']} (driven by {r['driver']})" if r.get("driver") else r["state"]
         values = (r["run_id"], r["objective"], r["strategy"], state, r["stop_reason"] or "",
                   r["tokens"], r["goals"], r["started_at"] or 0.0, duration, _health_text(figures))
         for column, value in enumerate(values):
@@ -228,6 +227,14 @@ class RunsView(QWidget):
             haystack = " ".join((self.table.item(row, c).text() if self.table.item(row, c) else "")
                                 for c in range(self.table.columnCount())).lower()
             self.table.setRowHidden(row, bool(needle) and needle not in haystack)
+
+    def _on_selection_changed(self) -> None:
+        """Compare wants two runs; Open says Attach for a run another process drives (it follows it)."""
+        selected = self.selected_runs()
+        self.compare_button.setEnabled(len(selected) == 2)
+        elsewhere = len(selected) == 1 and bool((self._shown.get(selected[0]) or {}).get("driver"))
+        self.open_button.setText("Attach" if elsewhere else "Open")
+        self.open_button.setToolTip("Follow it live and steer it through the journal" if elsewhere else "")
 
     def _on_open_clicked(self) -> None:
         rows = self.table.selectionModel().selectedRows()
