@@ -15,6 +15,12 @@ libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core build-ess
 # the tests also drive the window on a real X server (bubblewrap, above, is the shell tool's sandbox)
 # and check the desktop entry and the AppStream metainfo with their validators
 [ "$TEST" = 1 ] && APT_PACKAGES="$APT_PACKAGES xvfb xauth desktop-file-utils appstream"
+# and build the PyInstaller bundle, which needs Python's shared library: a Debian system Python
+# (what dpkg owns) keeps it in its own package, libpythonX.Y
+PY=${PYTHON:-python3}
+if [ "$TEST" = 1 ] && command -v dpkg >/dev/null && dpkg -S "$(readlink -f "$(command -v "$PY")")" >/dev/null 2>&1; then
+  APT_PACKAGES="$APT_PACKAGES libpython$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+fi
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -32,7 +38,6 @@ if [ -n "$missing" ]; then
   fi
 fi
 
-PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 
