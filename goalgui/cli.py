@@ -21,7 +21,8 @@ from .engine.permissions import PERMISSION_MODES
 from .engine.run import Run
 from .engine.health import health, health_line
 from .engine.strategies import WHEN, check_strategy, limits_for, strategy_options
-from .runs import (EXIT_BAD_INPUT, EXIT_INTERNAL, BudgetStillSpent, cancel_run, exit_code, poll_controls, resume_run,
+from .remote import Remote
+from .runs import (EXIT_BAD_INPUT, EXIT_INTERNAL, BudgetStillSpent, cancel_run, exit_code, resume_run,
                    start_run)
 from .terminal import shown
 DEFAULT_MODEL = "local"
@@ -282,11 +283,12 @@ def cmd_run(args) -> int:
         print("goalgui: no display to open the window on (DISPLAY is not set): following the run here instead",
               file=sys.stderr)
     with _journal(args) as journal:
+        remote = Remote(journal)  # attached windows steer it and answer its questions too
         run = start_run(journal, args.objective, model=args.model or settings.default_model or DEFAULT_MODEL,
                         strategy=args.strategy, limits=limits, permission_mode=args.permission_mode or "auto-edit",
-                        criteria=args.criteria,
-                        confirmer=_confirmer(args), workspace=args.workspace, options=_options(args, settings))
-        return _drive(run, journal, args)
+                        criteria=args.criteria, confirmer=remote.confirmer(_confirmer(args)),
+                        workspace=args.workspace, options=_options(args, settings))
+        return _drive(run, journal, args, remote)
 
 
 def _options(args, settings) -> dict:
@@ -320,22 +322,24 @@ def cmd_resume(args, run_id: str | None = None) -> int:
                   "seconds": args.time_budget}
         label = run_id or args.run  # as the person typed it
         run_id = run_id or journal.resolve(args.run)
+        remote = Remote(journal)
         try:
-            run = resume_run(journal, run_id, model=args.model, confirmer=_confirmer(args), limits=limits,
-                             permission_mode=args.permission_mode, message=getattr(args, "message", None))
+            run = resume_run(journal, run_id, model=args.model, confirmer=remote.confirmer(_confirmer(args)),
+                             limits=limits, permission_mode=args.permission_mode,
+                             message=getattr(args, "message", None))
         except BudgetStillSpent as exc:
             raise InputError(f"{exc} (goalgui resume {label} {BUDGET_FLAGS[exc.budget]})") from None
-        return _drive(run, journal, args)
+        return _drive(run, journal, args, remote)
 
 
-def _drive(run: Run, journal, args) -> int:
+def _drive(run: Run, journal, args, remote: Remote) -> int:
     from .terminal import TerminalView
 
     view = TerminalView(run.record, sys.stderr if args.json else sys.stdout)
     run.subscribe(view)
     print(f"run {run.run_id}: {shown(run.record.objective)}", file=view.stream)
     try:
-        state = asyncio.run(_drive_async(run, journal))
+        state = asyncio.run(_drive_async(run, remote, view))
     finally:
         run.close()
         view.close()
@@ -366,10 +370,12 @@ def _drive(run: Run, journal, args) -> int:
 STOP_SIGNALS = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
-async def _drive_async(run: Run, journal) -> RunState:
+async def _drive_async(run: Run, remote: Remote, view) -> RunState:
     """Drive the run; Ctrl+C, SIGTERM and SIGHUP pause it with a reason, and a second one ends the
     process at once, even if a model blocks the loop or ignores cancellation: its pause is
-    journaled if the first signal got that far, else the journal shows the run interrupted."""
+    journaled if the first signal got that far, else the journal shows the run interrupted.
+    A run that stops paused or blocked while a window is attached to it is held for that window to
+    resume (`Remote.hold`); a signal ends the hold."""
     loop = asyncio.get_running_loop()
     signalled: list[str] = []
 
@@ -389,9 +395,15 @@ async def _drive_async(run: Run, journal) -> RunState:
         loop.call_soon_threadsafe(interrupt, why)
 
     previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
-    poller = loop.create_task(poll_controls(run, journal))
+    poller = loop.create_task(remote.poll(lambda: [run]))
     try:
-        return await run.drive()
+        while True:
+            state = await run.drive()
+            if signalled or not state.resumable:
+                return state
+            held = f"run {state.value}: held for the window attached to it (resume it there; Ctrl+C ends here)"
+            if not await remote.hold(run, lambda: bool(signalled), lambda: view.say(held)):
+                return run.state
     finally:
         poller.cancel()
         for sig, old in previous.items():

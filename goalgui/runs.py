@@ -7,7 +7,6 @@ never started in a journal that cannot be written.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import time
@@ -22,7 +21,6 @@ log = logging.getLogger(__name__)
 
 EXIT = {RunState.COMPLETE: 0, RunState.BLOCKED: 3, RunState.CANCELLED: 4, RunState.PAUSED: 6}
 EXIT_BAD_INPUT, EXIT_INTERNAL = 2, 1
-CONTROL_POLL = 0.25  # seconds between looks at control requests from other processes
 CANCEL_ANSWER_SECONDS = 5.0  # how long a live driver has to carry out a cancel
 
 
@@ -181,26 +179,3 @@ def steer_run(journal, run_id: str, goal_id: str, action: str, *, note: str = ""
     finally:
         journal.release(run_id)
     return f"run {run_id}: {goal_id} {action} by the operator; resume it with: goalgui resume {run_id}"
-
-
-async def poll_controls(run: Run, journal) -> None:
-    """Carry out the requests (pause, cancel, skip, limits, mode, steer) other processes leave for `run`."""
-    while True:
-        await asyncio.sleep(CONTROL_POLL)
-        for action, args in await asyncio.to_thread(journal.take_controls, run.run_id):
-            try:
-                if action == "pause" and run.state is RunState.ACTIVE:
-                    run.pause(args.get("reason", "paused from another process"))
-                elif action == "cancel" and run.state is not RunState.CANCELLED:
-                    run.cancel(args.get("reason", "cancelled from another process"))
-                elif action == "skip":
-                    run.skip(args.get("goal_id"))
-                elif action == "limits":
-                    run.set_limits(**args)
-                elif action == "mode":
-                    run.set_permission_mode(args["mode"])
-                elif action == "steer":
-                    run.overrule(args["goal_id"], args["overrule"], note=args.get("note", ""),
-                                 text=args.get("text", ""), subgoals=args.get("subgoals", ()))
-            except Exception as exc:
-                log.warning("control %s on run %s refused: %s", action, run.run_id, exc)

@@ -69,6 +69,8 @@ class TerminalView:
                 out.append(f"budget {e.budget} past 75% ({e.used:,.0f} of {e.limit:,.0f}): converging")
             elif t is ev.ConfirmationAsked:
                 out.append(f"waiting for confirmation: {e.kind.replace('_', ' ')}")
+            elif t is ev.ConfirmationAnswered and e.outcome != "aborted":
+                out.append(f"confirmation {e.outcome}")
             elif t is ev.TurnStarted and self.record.strategy == "cursor":
                 out.extend(self._cursor_lines(e.goal_id))
             elif t is ev.ToolCalled:
@@ -130,6 +132,10 @@ class TerminalView:
         cursor = f"  task:{position}" if position else ""
         return (f"[{rec.state.value}] goals {m.goals_created}/{rec.limits.max_goals}{cursor}  "
                 f"tokens {tokens}{turns}  {rec.active_seconds(rec.updated_at):.0f}s")
+
+    def say(self, line: str) -> None:
+        """One line of goalgui's own (not foreign text), above the status line."""
+        self._write(("\r\x1b[K" if self.live else "") + line + "\n" + (self.status() if self.live else ""))
 
     def close(self) -> None:
         self._write(("\r\x1b[K" if self.live else "") + self.status() + "\n")

@@ -22,7 +22,7 @@ def test_schema_is_versioned_and_in_wal_mode(tmp_path):
     path = tmp_path / "j.sqlite3"
     Journal(path).close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.execute("PRAGMA user_version=99")
     db.commit()
@@ -44,10 +44,10 @@ async def test_a_schema_1_journal_is_migrated_with_its_runs_intact(tmp_path):
     db = sqlite3.connect(path)  # take it back to what goalgui 0.1 wrote
     db.executescript("DROP INDEX events_by_goal; ALTER TABLE events DROP COLUMN goal_id;"
                      "ALTER TABLE goals DROP COLUMN note; ALTER TABLE goals DROP COLUMN children;"
-                     "DROP TABLE series; ALTER TABLE runs DROP COLUMN health; PRAGMA user_version=1;")
+                     "DROP TABLE series; DROP TABLE watchers; ALTER TABLE runs DROP COLUMN health; PRAGMA user_version=1;")
     db.close()
     journal = Journal(path)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
     assert journal.final_health(run.run_id) == health(run.record) != {}
     got = (journal.children(run.run_id, "g1"), journal.health(run.run_id),
            [type(e).__name__ for e in journal.goal_events(run.run_id, "g2")])
@@ -74,12 +74,37 @@ async def test_a_schema_2_journal_learns_each_runs_health_from_its_events(tmp_pa
     assert all(expected.values()) and expected[runs[0].run_id]["strategy"] == "goal-stack"
     journal.close()
     db = sqlite3.connect(path)
-    db.executescript("ALTER TABLE runs DROP COLUMN health; PRAGMA user_version=2;")
+    db.executescript("ALTER TABLE runs DROP COLUMN health; DROP TABLE watchers; PRAGMA user_version=2;")
     db.close()
     journal = Journal(path)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
     assert {r.run_id: journal.final_health(r.run_id) for r in runs} == expected
     assert {r["run_id"]: r["health"] for r in journal.runs()} == expected
+    journal.close()
+
+
+async def test_a_schema_3_journal_gains_the_watchers_table_and_is_readable_before_that(tmp_path, monkeypatch):
+    """Schema 4 only adds the table attached windows write to: a reader takes a schema 3 journal as
+    it is (nobody watches), a writer adds the table once."""
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    run = await finished_run(journal)
+    journal.close()
+    db = sqlite3.connect(path)
+    db.executescript("DROP TABLE watchers; PRAGMA user_version=3;")
+    db.close()
+    with monkeypatch.context() as m:  # a reader: the folder cannot be written
+        m.setattr("goalgui.journal.guard.unwritable_reason", lambda _path: "its folder is read-only")
+        reader = Journal(path)
+        assert reader.read_only
+        assert reader.watchers(run.run_id) == 0 and reader.load(run.run_id).report() == run.record.report()
+        reader.close()
+    journal = Journal(path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
+    journal.watch(run.run_id, "w1")
+    assert journal.watchers(run.run_id) == 1
+    journal.unwatch(run.run_id, "w1")
+    assert journal.watchers(run.run_id) == 0
     journal.close()
 
 

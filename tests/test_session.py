@@ -172,3 +172,45 @@ async def test_an_illegal_status_change_is_a_tool_error_not_a_crash():
     assert "cannot become active" in reply.tool_results[0]["result"]["error"]
     run.cancel()
     gate.set()
+
+
+async def test_a_forked_session_keeps_the_conversation_but_not_the_goal():
+    """Seed 001: a fork does not inherit the source's goal, and its model is told not to pursue it;
+    the source session and its goal go on as they were."""
+    gate = asyncio.Event()
+    model = GatedChatModel(gate, create(), "started", "Sure, what next?", {"name": "GetGoal", "arguments": {}},
+                           "no goal here")
+    session = GoalSession(model, permission_mode="auto")
+    run = (await session.send("work on the release notes")).created
+    assert run.state is RunState.ACTIVE
+    fork = session.fork()
+    assert fork.history == session.history and fork.history is not session.history
+    assert fork.run is None and not fork.has_goal and session.run is run
+    await fork.send("something else now")
+    system = model.requests[-1].messages[0]["content"]
+    assert "forked from another session" in system and "do not pursue it" in system
+    assert "Draft the release notes" in system  # named, as data, so the model knows which one
+    assert "a goal is active" not in system
+    assert [t["name"] for t in model.requests[-1].tools] == ["CreateGoal", "GetGoal"]
+    reply = await fork.send("what is the goal?")
+    assert reply.tool_results[0]["result"]["goal"] is None
+    fork.adopt(run)  # the window offering its current goal: the source's stays with the source
+    assert fork.run is None
+    assert len(session.history) < len(fork.history)  # the fork's turns are its own
+    assert run.state is RunState.ACTIVE  # the source's goal is untouched
+    gate.set()
+    assert await asyncio.wait_for(run._drive_task, 5) is RunState.COMPLETE
+
+
+async def test_a_fork_that_continues_the_goal_holds_it():
+    gate = asyncio.Event()
+    model = GatedChatModel(gate, create(), "started", "carrying on")
+    session = GoalSession(model, permission_mode="auto")
+    run = (await session.send("work on the release notes")).created
+    fork = session.fork(continue_goal=True)
+    assert fork.run is run and fork.has_goal and fork.left_behind is None
+    await fork.send("how is it going?")
+    system = model.requests[-1].messages[0]["content"]
+    assert "a goal is active" in system and "forked" not in system
+    gate.set()
+    assert await asyncio.wait_for(run._drive_task, 5) is RunState.COMPLETE

@@ -51,10 +51,11 @@ def test_a_window_attaches_to_a_headless_run_follows_it_and_pauses_it(qtbot, qlo
         window.controls.pause_button.click()  # carried out by the driving process
         until(qloop, lambda: attached.state is RunState.PAUSED, timeout=20)
         assert attached.record.stop_reason == "paused from an attached window"
-        _out, err = driver.communicate(timeout=60)
+        assert driver.poll() is None  # held for the window watching it
+        window.close()  # the window did not drive it: closing asks nothing and changes nothing
+        _out, err = driver.communicate(timeout=60)  # with nobody watching, the driver lets it go
         assert driver.returncode == 6, err[-1500:]  # the driver's exit code for a paused run
         assert journal.runs(run_id)[0]["state"] == "paused"
-        window.close()  # the window did not drive it: closing asks nothing and changes nothing
         assert journal.runs(run_id)[0]["stop_reason"] == "paused from an attached window"
     finally:
         if driver.poll() is None:

@@ -262,3 +262,44 @@ def test_a_journaled_run_a_budget_blocked_is_raised_and_resumed_from_the_banner(
     assert resumed is not None and resumed.run_id == run.run_id and resumed.record.limits.max_goals == 30
     until(qloop, lambda: resumed.state.final, timeout=20)
     assert resumed.state is RunState.COMPLETE
+
+
+def test_slash_goal_fork_goes_on_in_a_conversation_without_the_goal(window, qloop, journal):
+    """Seed 001's fork rule in the window: `/goal fork` starts a conversation with the same history but
+    not the goal (the run goes on, no longer the window's current goal, and the agent is told not to
+    pursue it); `/goal fork continue` keeps the goal."""
+    from goalgui.engine.session import GoalSession
+
+    from .test_session import ChatModel
+
+    window.command.setText("/goal fork")
+    window.command.returnPressed.emit()
+    assert "no conversation to fork yet" in window.statusBar().currentMessage()
+    model, first = held(window, qloop)
+    chat = ChatModel("Noted.", "Something else, then.", "Still on it.")
+    window.session = GoalSession(chat, sink=journal, confirmer=window.confirmer, on_run=window._on_session_run)
+    window.command.setText("how is the report going?")
+    window.command.returnPressed.emit()
+    until(qloop, lambda: "agent: Noted." in window.chat_log.toPlainText())
+    source = window.session
+    assert source.run is first  # the window's current goal is the conversation's
+    window.command.setText("/goal fork continue")
+    window.command.returnPressed.emit()
+    assert window.session is not source and window.session.run is first and window.current is first
+    assert "goes on with the goal 'Write a report'" in window.chat_log.toPlainText()
+    window.command.setText("/goal fork")
+    window.command.returnPressed.emit()
+    assert window.session.run is None and window.current is None
+    assert "stays with the earlier conversation" in window.chat_log.toPlainText()
+    window.command.setText("let us talk about something else")
+    window.command.returnPressed.emit()
+    until(qloop, lambda: "agent: Something else, then." in window.chat_log.toPlainText())
+    system = chat.requests[-1].messages[0]["content"]
+    assert "forked from another session" in system and "do not pursue it" in system
+    assert window.session.run is None  # the window's run was not offered back to the fork
+    assert first.state is RunState.ACTIVE  # the source's goal goes on
+    model.release.set()
+    until(qloop, lambda: first.state is RunState.COMPLETE, timeout=20)
+    window.command.setText("/goal fork sideways")
+    window.command.returnPressed.emit()
+    assert "unknown command: /goal fork sideways" in window.statusBar().currentMessage()

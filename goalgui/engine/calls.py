@@ -178,7 +178,8 @@ class ModelCalls:
                 self.emit(ev.ConfirmationDrafted, confirmation_id=confirmation_id, draft=dict(fields))
                 self.recorder.flush()
 
-        request = ConfirmationRequest(confirmation_id, kind, proposal, mode, draft=draft, save_draft=save_draft)
+        request = ConfirmationRequest(confirmation_id, kind, proposal, mode, draft=draft, save_draft=save_draft,
+                                      run_id=self.record.run_id)
         self.recorder.flush()  # whoever answers must see the question now
         try:
             answer = await self.confirmer(request)

@@ -30,6 +30,7 @@ class ConfirmationRequest:
     draft: dict | None = None  # edits made before a stop, to show again (the confirmer's own fields)
     # the confirmer calls this with its fields as they are edited: journaled, so nothing typed is lost
     save_draft: Callable[[dict], None] | None = field(default=None, compare=False)
+    run_id: str = ""  # the run that asks (a window attached to it may answer: `goalgui.remote`)
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,7 @@ class GoalSession:
         self.history: list[dict] = []
         self.run: Run | None = None
         self.cleared_note = ""
+        self.left_behind: str | None = None  # the source session's goal, for a fork that did not continue it
 
     # -- the current goal -----------------------------------------------------
 
@@ -156,10 +157,31 @@ class GoalSession:
 
     def adopt(self, run: Run) -> None:
         """Make `run` (started elsewhere, e.g. by the window's New Goal) the session's current goal: the
-        model sees it at each turn and a second one is refused."""
-        if run is not self.run:
+        model sees it at each turn and a second one is refused. Not the goal this session was forked
+        away from (`fork`): that one stays with the source session."""
+        if run is not self.run and run.run_id != self.left_behind:
             self.run = run
             self.cleared_note = ""
+
+    def fork(self, *, continue_goal: bool = False) -> GoalSession:
+        """A new session that starts with this conversation so far (seed 001: a fork does not inherit
+        the source's goal, and the model is told not to pursue it). `continue_goal`: the operator
+        chose to continue the current goal in the fork, which then holds it as this session did."""
+        new = GoalSession(self.model, model_spec=self.model_spec, sink=self.sink, confirmer=self.confirmer,
+                          permission_mode=self.permission_mode, strategy=self.strategy, limits=self.limits,
+                          on_run=self.on_run)
+        new.history = [dict(message) for message in self.history]
+        source = self.run
+        if continue_goal and self.has_goal:
+            new.adopt(source)
+        elif source is not None:
+            new.left_behind = source.run_id
+            new.cleared_note = ("This conversation was forked from another session. The goal "
+                                f"{prompts.data('objective', source.record.objective)} stays with that session: "
+                                "do not pursue it, and do not create it again unless the user asks for it.")
+        else:
+            new.cleared_note = self.cleared_note
+        return new
 
     def clear(self) -> None:
         """Cancel the current goal; later turns are told to ignore it."""

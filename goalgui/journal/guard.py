@@ -19,7 +19,7 @@ from ..engine.recorder import SinkBusy
 
 APPLICATION_ID = 0x47474A31  # "GGJ1": this file is a goalgui journal
 HEADER = b"SQLite format 3\x00"
-OUR_TABLES = {"runs", "events", "goals", "series", "texts", "controls"}
+OUR_TABLES = {"runs", "events", "goals", "series", "texts", "controls", "watchers"}
 _DAMAGE_CODES = {"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_CORRUPT_INDEX", "SQLITE_CORRUPT_SEQUENCE",
                  "SQLITE_CORRUPT_VTAB"}
 

@@ -21,6 +21,7 @@ from ..engine.record import RunRecord
 from .guard import JournalBusy, JournalError
 
 LEASE_SECONDS = 30.0
+WATCH_SECONDS = 3.0  # an attached window says it is there every second; this old, it is gone
 
 
 class RunBusy(JournalError):
@@ -153,3 +154,37 @@ class Ownership:
             row = self._db.execute(
                 "SELECT owner_host, owner_pid, lease_until FROM runs WHERE run_id=?", (run_id,)).fetchone()
         return row is not None and run_id not in self._owned and self._owner_alive(*row)
+
+    # -- windows attached to a run another process drives ---------------------------
+
+    def watch(self, run_id: str, watcher: str) -> None:
+        """Say that `watcher` (an attached window) follows `run_id` now; said again every second
+        or so while it does. The driver waits for such a window's answer to a confirmation."""
+        self.writable()
+        self._transaction(lambda db: db.execute(
+            "INSERT INTO watchers (run_id, watcher, host, pid, seen_at) VALUES (?,?,?,?,?)"
+            " ON CONFLICT (run_id, watcher) DO UPDATE SET seen_at=excluded.seen_at",
+            (run_id, watcher, self._host, self._pid, time.time())))
+
+    def unwatch(self, run_id: str, watcher: str) -> None:
+        """`watcher` stopped following `run_id` (a window closed or went to another run)."""
+        if self.read_only:
+            return
+        try:
+            self._transaction(lambda db: db.execute("DELETE FROM watchers WHERE run_id=? AND watcher=?",
+                                                    (run_id, watcher)))
+        except JournalBusy:
+            pass  # the row goes stale by itself
+
+    def watchers(self, run_id: str, within: float = WATCH_SECONDS) -> int:
+        """How many windows said within `within` seconds that they follow `run_id` (one that crashed
+        stops counting once its last word is that old)."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT count(*) FROM watchers WHERE run_id=? AND seen_at>?",
+                                       (run_id, time.time() - within)).fetchone()
+            except sqlite3.OperationalError as exc:  # a schema 3 journal opened to read: nobody can attach
+                if "no such table" in str(exc):
+                    return 0
+                raise
+        return row[0]

@@ -1,6 +1,6 @@
-"""The journal's tables (schema 3). `Journal` creates them, and upgrades an older journal once."""
+"""The journal's tables (schema 4). `Journal` creates them, and upgrades an older journal once."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -67,6 +67,16 @@ CREATE TABLE IF NOT EXISTS controls (
     created_at REAL NOT NULL,
     taken_at   REAL
 );
+-- windows attached to a run another process drives: the driver waits for their answer to a
+-- confirmation (and holds a stopped run for them to resume) while one has been seen lately
+CREATE TABLE IF NOT EXISTS watchers (
+    run_id  TEXT NOT NULL,
+    watcher TEXT NOT NULL,
+    host    TEXT NOT NULL,
+    pid     INTEGER NOT NULL,
+    seen_at REAL NOT NULL,
+    PRIMARY KEY (run_id, watcher)
+) WITHOUT ROWID;
 """
 
 INDEXES = """

@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import sqlite3
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -23,12 +22,13 @@ from pathlib import Path
 from typing import Sequence
 
 from ..engine import events as ev
-from ..engine.record import RunRecord, plot_marks
+from ..engine.record import plot_marks
 from . import guard
 from .guard import JournalError
 from .ownership import LEASE_SECONDS, Ownership
 from .reading import Reading
-from .schema import GOAL_EVENTS, INDEXES, TABLES, SCHEMA_VERSION
+from .migrate import READABLE_FROM, upgrade
+from .schema import INDEXES, TABLES, SCHEMA_VERSION
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 WRITE_WAIT_MS = 3  # the longest a write waits for SQLite's write lock holding the connection
@@ -154,77 +154,17 @@ class Journal(Reading, Ownership):
             if version > SCHEMA_VERSION:
                 raise JournalError(f"{self.path} was written by a newer goalgui (schema {version})")
             if self.read_only:
-                if version < SCHEMA_VERSION:
+                if version < READABLE_FROM:
                     raise JournalError(f"the journal {self.path} must be upgraded to schema {SCHEMA_VERSION} "
                                        f"first, which writes to it, and {self.read_only}")
                 return
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run on their own thread
-            if version == 1:
-                self._migrate_from_1()
-                version = 2
-            if version == 2:
-                self._migrate_from_2()
-            elif version < SCHEMA_VERSION:
-                self._db.executescript("BEGIN;" + TABLES + INDEXES + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+            if version < SCHEMA_VERSION:
+                upgrade(self, version)
             if self._db.execute("PRAGMA application_id").fetchone()[0] != guard.APPLICATION_ID:
                 self._db.execute(f"PRAGMA application_id={guard.APPLICATION_ID}")
-
-    def _migrate_from_2(self) -> None:
-        """Schema 2 to 3: each run keeps the health figures of its last stop beside its state, read
-        once from its events (the Runs view shows them for every run without reading events)."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("ALTER TABLE runs ADD COLUMN health TEXT")
-            db.execute("UPDATE runs SET health=(SELECT json_extract(e.data, '$.health') FROM events e"
-                       " WHERE e.run_id=runs.run_id AND e.type='run_state_changed'"
-                       " AND json_type(e.data, '$.health')='object' ORDER BY e.seq DESC LIMIT 1)")
-            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    def _migrate_from_1(self) -> None:
-        """Schema 1 to 2: events learn their goal, goals their note and number of children, and every
-        run gets the series its plots read (rebuilt by replaying it, once)."""
-        print(f"goalgui: upgrading the journal {self.path} to schema 2 (once; a big journal takes "
-              "a while)", file=sys.stderr)
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("ALTER TABLE events ADD COLUMN goal_id TEXT")
-            db.execute("UPDATE events SET goal_id=json_extract(data, '$.goal_id') WHERE type IN (%s)"
-                       % ",".join("'%s'" % t for t in GOAL_EVENTS))
-            db.execute("ALTER TABLE goals ADD COLUMN note TEXT NOT NULL DEFAULT ''")
-            db.execute("ALTER TABLE goals ADD COLUMN children INTEGER NOT NULL DEFAULT 0")
-            db.execute("UPDATE goals SET children=(SELECT count(*) FROM goals c"
-                       " WHERE c.run_id=goals.run_id AND c.parent_id=goals.goal_id)")
-            for statement in TABLES.split(";") + INDEXES.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            run_ids = [r[0] for r in db.execute("SELECT run_id FROM runs")]
-            for run_id in run_ids:
-                record, series = RunRecord(), []
-                chunk: list[ev.Event] = []
-                for event in self._select_events("run_id=?", [run_id], None):
-                    record.apply(event)
-                    chunk.append(event)
-                    if event.ts - chunk[0].ts >= 0.02:
-                        series.append(self.prepare(run_id, chunk, record.snapshot()).series)
-                        chunk = []
-                if chunk:
-                    series.append(self.prepare(run_id, chunk, record.snapshot()).series)
-                db.executemany("INSERT OR REPLACE INTO series (run_id, seq, data) VALUES (?,?,?)", series)
-                db.executemany("UPDATE goals SET note=? WHERE run_id=? AND goal_id=?",
-                               [(g.note, run_id, g.id) for g in record.goals.values() if g.note])
-            db.execute("PRAGMA user_version=2")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _checkpoint_loop(self) -> None:
         """Copy the WAL back into the database off the writer's thread. SQLite's automatic checkpoint

@@ -12,10 +12,14 @@ from ..engine.prompts_cursor import plan_lines
 def goal_command(window, rest: str) -> None:
     """`/goal` shows the goal (and the cursor's plan); `new TEXT` starts one; `pause`, `resume`,
     `cancel` and `skip` press the control (for the cursor, `skip` moves it past the active task);
-    `clear` drops the goal: the run is cancelled."""
+    `clear` drops the goal: the run is cancelled; `fork` goes on in a new conversation that starts
+    with this one but not with its goal (`fork continue`: with it)."""
     word, _, arg = rest.partition(" ")
     run = window.run
     bar = window.statusBar()
+    if word == "fork":
+        fork_conversation(window, arg.strip())
+        return
     if not word:
         bar.showMessage(window.modeline.text(), 10000)
         if run is not None and run.record.strategy == "cursor":
@@ -56,6 +60,31 @@ def goal_command(window, rest: str) -> None:
         bar.showMessage(f"/goal {word} is not possible while the run is {run.state.value}", 8000)
 
 
+def fork_conversation(window, how: str = "") -> None:
+    """The chat goes on in a fork of its conversation (seed 001): by default the goal stays with the
+    source conversation (its run goes on, in the Runs tab, but is no longer the window's current
+    goal) and the model is told not to pursue it; `continue` keeps it as the fork's goal."""
+    bar = window.statusBar()
+    if how not in ("", "continue"):
+        bar.showMessage(f"unknown command: /goal fork {how} (use /goal fork, or /goal fork continue)", 8000)
+        return
+    if window.session is None:
+        bar.showMessage("/goal fork: there is no conversation to fork yet", 8000)
+        return
+    source = window.session.run if window.session.has_goal else None
+    window.session = window.session.fork(continue_goal=how == "continue")
+    if source is None:
+        window.chat_log.appendPlainText("conversation forked: it goes on from here, with no goal")
+    elif how == "continue":
+        window.chat_log.appendPlainText(f"conversation forked: it goes on with the goal {source.record.objective!r}")
+    else:
+        if window.current is source:
+            window._current = None
+        window.chat_log.appendPlainText(
+            f"conversation forked: the goal {source.record.objective!r} stays with the earlier conversation "
+            f"(run {source.run_id} goes on; the Runs tab has it), and the agent is told not to pursue it")
+
+
 def _plan_text(record) -> str:
     tasks = record.tasks()
     if not tasks:
@@ -75,7 +104,7 @@ async def chat_turn(window, text: str) -> None:
     try:
         if window.session is None:
             model, spec = await asyncio.to_thread(load_model, window.model_for_new())
-            window.session = GoalSession(model, model_spec=spec, sink=window.journal, confirmer=window.confirmer,
+            window.session = GoalSession(model, model_spec=spec, sink=window.journal, confirmer=window.engine_confirmer,
                                          permission_mode=window.settings.default_permission_mode,
                                          strategy=window.settings.default_strategy, on_run=window._on_session_run)
         if window.current is not None:

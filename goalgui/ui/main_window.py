@@ -52,6 +52,7 @@ from .plain import plain_label
 from .window_current import CurrentGoal
 from .window_history import RunHistory
 from .window_journaled import JournaledRuns
+from .window_remote import RemoteControls
 from .window_tree import GoalFilter, TreeFollowing
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ HEALTH_TICKS = 5  # a live run's health numbers (a pass over its goals) once a s
 _STEERING_EVENTS = (ev.ConfirmationAsked, ev.ConfirmationAnswered, ev.PermissionModeChanged, ev.LimitsChanged)
 
 
-class MainWindow(CurrentGoal, JournaledRuns, RunHistory, TreeFollowing, QMainWindow):
+class MainWindow(CurrentGoal, JournaledRuns, RunHistory, RemoteControls, TreeFollowing, QMainWindow):
     """Watch a run live, steer it, start new ones, and open finished ones."""
 
     moment_shown = Signal(int)  # the timeline's moment is on screen

@@ -160,7 +160,7 @@ class CurrentGoal:
         A local model loads its weights on its own thread at the first call, not here."""
         return start_run(self.journal, goal["objective"], model=goal["model"], strategy=goal["strategy"],
                          limits=goal["limits"], permission_mode=goal["mode"], criteria=goal["criteria"],
-                         confirmer=self.confirmer, workspace=goal.get("workspace"),
+                         confirmer=self.engine_confirmer, workspace=goal.get("workspace"),
                          options={**self.settings.cursor_options(), **(goal.get("options") or {})})
 
     def start_goal(self, goal: dict) -> Run | None:

@@ -32,11 +32,8 @@ class JournaledRuns:
         if driven is not None and not driven.state.final:
             self.follow(driven)
             return
-        if self.journal.owner_alive(run_id) and self.journal.runs(run_id)[0]["state"] == "active":
-            from .attached import AttachedRun  # driven by another live process: attach and follow it
-
-            self.follow(AttachedRun(self.journal, run_id), drive=False)
-            self.statusBar().showMessage(f"attached to run {run_id}, driven by another process", 8000)
+        if self.journal.owner_alive(run_id) and self.journal.runs(run_id)[0]["state"] not in ("complete", "cancelled"):
+            self.attach(run_id)  # driven by another live process (paused and held for a window, too)
             return
         self._forget_finished()
         self.bridge.detach()
@@ -170,7 +167,7 @@ class JournaledRuns:
             return None
 
         def make() -> Run:
-            return resume_run(self.journal, run_id, confirmer=self.confirmer, limits=limits)
+            return resume_run(self.journal, run_id, confirmer=self.engine_confirmer, limits=limits)
 
         def go(run: Run) -> None:
             self.interrupted_bar.hide()
