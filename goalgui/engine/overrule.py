@@ -11,8 +11,13 @@ A settled goal that is split, done or redone is pending again, and so are its se
 (they are settled again from their children). Each overrule is a `GoalOverruled` event (the action,
 the note, an edited text) followed by the ordinary goal changes it makes, so a replay, a restore
 after a crash and a resume all see the same tree, and the journal's projections need nothing new
-but the text of an edit; what it then costs is spent under the run's budgets like any work. The goal stack honours all five; another strategy takes a
-goal that is pending again up in its own way.
+but the text of an edit; what it then costs is spent under the run's budgets like any work.
+
+The goal stack honours all five. The other strategies take a goal that is pending again up in their
+own way, and a redo's note reaches the model in each one's prompt (`prompts.operator_said`). A
+split is the goal stack's notion: the task loop, whose tasks are one flat queue, takes the
+operator's tasks into the queue in place of the one split (`TaskLoop.split_by_operator`); a plan's
+step and a cursor's task are not split (edit a pending one, or redo it with a note).
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ def check(record: RunRecord, goal_id: str, action: str, note: str, text: str, su
     if action == "accept" and goal.status is GoalStatus.DONE and goal.verdict.upper().startswith("YES"):
         raise InputError(f"goal {goal_id} is done and verified already")
     subgoals = [validate_text(s, "sub-goal", empty_ok=False) for s in subgoals] if action == "split" else []
+    if action == "split" and record.strategy in ("plan", "cursor"):
+        what = "a plan's step" if record.strategy == "plan" else "a task of the cursor"
+        raise InputError(f"{what} is not split: edit it while it is pending, or redo it with a note")
+    if action == "split" and record.strategy == "task-loop" and not subgoals:
+        raise InputError("the task loop does not split a task itself: give the tasks to queue in its place "
+                         "(--subgoal TEXT, once per task)")
     room = record.limits.max_goals - record.metrics.goals_created
     if len(subgoals) > room:
         raise InputError(f"the goal budget has room for {room} more goal(s), not {len(subgoals)}")
@@ -89,7 +100,11 @@ class Overrules:
                 if parent.status in SETTLED:
                     self.set_goal(parent, status=GoalStatus.PENDING)
                 parent = self.record.goals.get(parent.parent_id) if parent.parent_id else None
-        for sub in subgoals:
-            self.add_goal(goal, sub)
+        split_by_operator = getattr(self.strategy, "split_by_operator", None)
+        if subgoals and split_by_operator is not None:
+            split_by_operator(goal, subgoals)  # the strategy's own way (the task loop's queue)
+        else:
+            for sub in subgoals:
+                self.add_goal(goal, sub)
         self.strategy.rebuild()
         self.recorder.flush()

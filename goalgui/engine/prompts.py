@@ -69,6 +69,20 @@ def data(label: str, text: str) -> str:
     return f'<data name="{label}">\n{safe}\n</data>'
 
 
+def operator_said(messages: list[dict], goal, *, small: bool = False) -> list[dict]:
+    """`messages` for working on `goal`, with what the operator said on redoing it (`goalgui steer
+    ... redo --note`) at the end of the request, where every model reads it last: as data for a
+    capable model, one plain line for a small one (which is shown no data blocks)."""
+    note = str(goal.facts.get("operator_note") or "") if goal is not None else ""
+    if not note.strip():
+        return messages
+    said = (f"Note from the operator: {' '.join(note.split())[:300]}" if small
+            else data("the operator's instruction for this attempt", note))
+    last = dict(messages[-1])
+    last["content"] = f"{last['content']}\n\n{said}"
+    return [*messages[:-1], last]
+
+
 def _messages(task: str, user: str, converging: bool | None) -> list[dict]:
     """The system message holds the fixed instructions of a purpose (the same on every call, so
     providers can cache it and the journal stores it once); the user message holds the data and,

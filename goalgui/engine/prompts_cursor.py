@@ -6,7 +6,7 @@ by its number in the plan (1-based), never by an internal goal id.
 
 from __future__ import annotations
 
-from .prompts import SYSTEM, data
+from .prompts import SYSTEM, data, operator_said  # noqa: F401 (operator_said: for the cursor)
 
 MAX_TASKS = 6
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from .prompts import SYSTEM, data, verdict_schema
+from .prompts import SYSTEM, data, operator_said, verdict_schema  # noqa: F401 (operator_said: for the strategies)
 
 RESULT_CUT = 250  # per recent result in an execution's context (seed 003)
 

@@ -279,7 +279,7 @@ class Cursor(BaseStrategy):
         if stage == "force-close":
             note = P.FORCE_CLOSE
         view = [(t.text, t.status.value) for t in self.tasks()]
-        messages = P.work(rec.objective, view, number, self._settled_lines(), note)
+        messages = P.operator_said(P.work(rec.objective, view, number, self._settled_lines(), note), task)
         if stage == "force-close":  # no tools: the model closes the task, complete or failed, now
             await self._force_close(task, messages + state.history, state, limit)
             return

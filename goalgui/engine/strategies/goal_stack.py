@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..lifecycle import Blocked, BudgetExhausted
 from ..parsing import Unparseable, content_words, degenerate, near, normalise, string_list, yes_no
 from ..permissions import Action, Decision
+from ..prompts import operator_said
 from ..record import REUSED, Goal, GoalStatus
 from .base import BaseStrategy, Context
 
@@ -238,11 +239,11 @@ class GoalStack(BaseStrategy):
             notes.append(f"{REUSED} {prior.key} (similarity {prior.score:.2f})")
         else:
             findings = [f"[{f.tag}] {f.text[:200]}" for f in related]
-            if goal.facts.get("operator_note"):  # redone at the operator's word: what they said, first
-                findings.insert(0, f"[the operator, on redoing this goal] {goal.facts['operator_note']}")
             tools = offered_tools(ctx)
             messages = ctx.prompts.execute(rec.objective, goal.text, self.context_for(goal), findings,
                                            rec.converging(), tools=bool(tools))
+            # redone at the operator's word: what they said, last (a small model's prompt has no findings)
+            messages = operator_said(messages, goal, small=ctx.prompts.PROFILE == "small")
             result = await self._work(goal, messages, tools)
             if result.upper().startswith("BLOCKED:"):
                 ctx.set_goal(goal, result=result, **_fold(goal, actionable, notes))

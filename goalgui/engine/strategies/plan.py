@@ -254,8 +254,8 @@ class Plan(BaseStrategy):
         if ctx.tools is not None and not small:
             names = ctx.tools.names()
             tools = ctx.tools.offered([step["tool"], *[n for n in names if n != step["tool"]]] if step["tool"] else None)
-        messages = P.execute_step(rec.objective, goal.text, step["tool"], needed, rec.converging(),
-                                  tools=bool(tools), small=small)
+        messages = P.operator_said(P.execute_step(rec.objective, goal.text, step["tool"], needed, rec.converging(),
+                                                  tools=bool(tools), small=small), goal, small=small)
         result = await work(ctx, goal, messages, tools)
         if result.upper().startswith("BLOCKED:"):
             ctx.set_goal(goal, result=result)

@@ -195,7 +195,8 @@ class TaskLoop(BaseStrategy):
         tools = offered_tools(ctx)
         recent = [(t.text, t.result) for t in sorted((t for t in self.tasks() if t.status is GoalStatus.DONE),
                                                      key=lambda t: t.facts.get("iteration", 0))[-RECENT:]]
-        messages = P.execute_task(rec.objective, task.text, recent, rec.converging(), tools=bool(tools), small=small)
+        messages = P.operator_said(P.execute_task(rec.objective, task.text, recent, rec.converging(), tools=bool(tools),
+                                                  small=small), task, small=small)
         result = await work(ctx, task, messages, tools)
         if result.upper().startswith("BLOCKED:"):
             ctx.set_goal(task, result=result)
@@ -278,6 +279,21 @@ class TaskLoop(BaseStrategy):
             heapq.heappush(self.heap, self._key(new))
             created.append(new)
         return created
+
+    def split_by_operator(self, task: Goal, texts: list[str]) -> None:
+        """The operator's tasks in place of `task` (an overrule's split): queued at its priority and
+        depth, created by it, and it is skipped, saying so."""
+        ctx = self.ctx
+        priority, depth = int(task.facts.get("priority", 5)), int(task.facts.get("task_depth", 0))
+        for text in texts:
+            seq = 1 + max((int(t.facts.get("seq", 0)) for t in self.tasks()), default=0)
+            ctx.add_goal(self._root(), text, {"priority": priority, "seq": seq, "task_depth": depth, "creator": task.id,
+                                              "by": "operator",
+                                              "effective": effective_priority(priority, depth, text,
+                                                                              self.iterations(), seq)})
+        if task.status is not GoalStatus.SKIPPED:
+            ctx.set_goal(task, status=GoalStatus.SKIPPED,
+                         note=_join(task.note, f"split by the operator into {len(texts)} task(s)"))
 
     async def _memory(self, texts: list[str]) -> FindingsMemory:
         """Every task's text, in a memory with the findings memory's embedder."""
