@@ -72,6 +72,28 @@ def test_a_plan_run_shows_its_graph_and_a_moment_shows_it_as_it_was(window, qloo
     assert [box.state for box in window.strategy_pane.graph.boxes] == ["pending"] * 3
 
 
+def test_a_moment_of_a_task_loop_run_shows_its_queue_as_it_was_past_the_replay_limit(window, qloop, tmp_path,
+                                                                                     monkeypatch):
+    """Its queue is drawn from the record: a moment of one is replayed at any size (its caps bound it),
+    never read without the queue."""
+    from goalgui.ui import window_journaled
+
+    monkeypatch.setattr(window_journaled, "REPLAY_LIMIT", 5)
+    run = start(window, tmp_path, LOOP_SCRIPT, "task-loop")
+    until(qloop, lambda: run.state is RunState.COMPLETE, timeout=20)
+    window.show_journaled(run.run_id)
+    until(qloop, lambda: window.strategy_pane.isVisible() and "k " in window.inspect.health.text(), timeout=10)
+    grown = next(e.seq for e in window.journal.events(run.run_id)
+                 if e.type == "goal_added" and e.text == "Research packaging regulations")
+    window._on_inspect_moment_chosen(grown)
+    until(qloop, lambda: window.shown_seq == grown and window.record is not None, timeout=10)
+    model = window.strategy_pane.queue.model
+    rows = {model.task(r).text: model.task(r).state for r in range(model.rowCount())}
+    assert rows["Research packaging regulations"] == "pending"  # queued then, done by the end
+    assert run.record.goals[next(t.id for t in run.record.tasks() if t.text == "Research packaging regulations")
+                            ].status.value == "done"
+
+
 def test_choosing_a_strategy_says_when_it_fits_and_takes_its_defaults(qtbot):
     dialog = NewGoalDialog(["scripted:rehearsal"], "scripted:rehearsal", "auto-edit")
     qtbot.addWidget(dialog)

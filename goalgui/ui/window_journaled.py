@@ -20,7 +20,10 @@ from .strategy_pane import SHOWN
 log = logging.getLogger(__name__)
 # a moment of a run up to this many events is replayed (exact: the plan, the queue and the health
 # figures as they were); past it, it is read from the journal at that event (`Journal.children` with
-# `upto`), page by page like the whole run, in the same few milliseconds at any scale (open_bench)
+# `upto`), page by page like the whole run, in the same few milliseconds at any scale (open_bench).
+# A moment of a task-loop or plan run is always replayed: their queue and graph are drawn from the
+# record, and their caps (1,000 iterations at most, 10 steps in 3 versions) keep such a run far
+# below the sizes where replaying costs seconds
 REPLAY_LIMIT = 200_000
 
 
@@ -95,7 +98,7 @@ class JournaledRuns:
         if n >= (self.summary or {}).get("last_seq", n + 1):
             self.show_journaled(run_id)  # the whole run again; moment_shown follows with its extras
             return
-        if n > REPLAY_LIMIT:
+        if n > REPLAY_LIMIT and (self.summary or {}).get("strategy") not in SHOWN:
             self.moment_task = asyncio.ensure_future(self._show_moment_read(run_id, n, generation))
             return
         self.statusBar().showMessage(f"replaying to event {n:,}…")
