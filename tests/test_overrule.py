@@ -178,3 +178,56 @@ def test_goalgui_steer_on_a_run_nobody_drives_and_on_one_driven_elsewhere(tmp_pa
                                        text=True).stdout)["events"]
     assert [(e["goal_id"], e["action"]) for e in events if e["type"] == "goal_overruled"] == [("g3", "edit"),
                                                                                               ("g4", "redo")]
+
+
+def test_overrules_carried_out_by_a_driver_killed_right_after_are_honoured_on_resume(tmp_path):
+    """Overrules requested of a run a live process drives; that process is killed (-9) as soon as
+    they are journaled; `goalgui resume` in a new process honours each of them."""
+    import signal
+    import time
+
+    from goalgui.journal import Journal
+
+    env = cli_env(tmp_path / "home")
+    rules = [{"purpose": "actionable", "depth": 0, "reply": "NO"}, {"purpose": "decompose", "reply": PARTS}]
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({"rules": rules, "defaults": {"actionable": "YES", "execute": "a result",
+                                                             "verify": "YES", "summarize": "done"}, "latency": 0.6}))
+    driver = subprocess.Popen(goalgui_cmd("run", OBJECTIVE, "--model", f"scripted:{slow}", "--max-goals", "12"),
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    journal = Journal(tmp_path / "home" / "data" / "journal.sqlite3")
+    try:
+        run_id = driver.stdout.readline().split()[1].rstrip(":")
+        deadline = time.monotonic() + 60
+        while "[+] g2" not in (line := driver.stdout.readline()) and time.monotonic() < deadline:
+            assert line, "the run ended before its first goal was done"
+        # the requests `goalgui steer` leaves (tested above), all at once: the driver takes them in one poll
+        for goal_id, action, extra in (("g2", "redo", {"note": "MARK-NOTE: in litres"}),
+                                       ("g4", "edit", {"text": "Turn the heap weekly"}), ("g4", "do", {})):
+            journal.request_control(run_id, "steer", goal_id=goal_id, overrule=action, **extra)
+        deadline = time.monotonic() + 20
+        while len([e for e in journal.events(run_id) if e.type == "goal_overruled"]) < 3:
+            assert time.monotonic() < deadline, "the driver did not journal the overrules"
+            time.sleep(0.05)
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        driver.stdout.close()
+    fast = tmp_path / "fast.json"
+    fast.write_text(slow.read_text().replace('"latency": 0.6', '"latency": 0'))
+    resumed = subprocess.run(goalgui_cmd("resume", run_id, "--model", f"scripted:{fast}", "--json"), env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    goals = {g["id"]: g for g in json.loads(resumed.stdout)["goals"]}
+    assert "redo by the operator: MARK-NOTE: in litres" in goals["g2"]["note"] and goals["g2"]["status"] == "done"
+    assert goals["g4"]["text"] == "Turn the heap weekly" and goals["g4"]["status"] == "done"
+    events = list(journal.events(run_id))
+    redone = [e for e in events if e.type == "model_called" and e.purpose == "execute" and e.goal_id == "g2"]
+    resumed_at = max(e.seq for e in events if e.type == "run_state_changed" and e.state == "active")
+    assert len(redone) == 2 and redone[-1].seq > resumed_at  # redone by the new process, with the note
+    assert "MARK-NOTE: in litres" in json.dumps(redone[-1].messages)
+    asked = [e for e in events if e.type == "model_called" and e.goal_id == "g4"]
+    assert asked and all(e.purpose != "actionable" for e in asked)  # done as it is, after the restart too
+    journal.close()
