@@ -49,9 +49,6 @@ def fork_run(journal, source: str, *, goal_id: str | None = None, event: int | N
              model: str | None = None) -> str:
     """Write the fork into the journal (paused, ready to resume) and return its run id."""
     upto, goal_id = fork_point(journal, source, goal_id, event)
-    state = RunRecord.from_events(journal.events(source, upto=upto)).state  # refused before anything is written
-    if state.final:
-        raise InputError(f"at event {upto} run {source} had ended ({state.value}): fork it earlier")
     record = RunRecord()
     fork_id = new_run_id()
     batch: list[ev.Event] = []
@@ -60,15 +57,20 @@ def fork_run(journal, source: str, *, goal_id: str | None = None, event: int | N
         record.apply(e)
         batch.append(e)
 
-    workspace = None
-    for e in journal.events(source, upto=upto):
+    started = None
+    for e in journal.events(source, upto=upto):  # one pass over the source: a big run is read once
         if isinstance(e, ev.RunStarted):
-            options = dict(e.options or {})
-            if options.get("workspace"):
-                workspace = _copy_workspace(Path(options["workspace"]), fork_id)
-                options["workspace"] = str(workspace)
-            e = dataclasses.replace(e, run_id=fork_id, model=model or e.model, options=options)
+            started = len(batch)
+            e = dataclasses.replace(e, run_id=fork_id, model=model or e.model, options=dict(e.options or {}))
         add(e)
+    if record.state.final:  # refused before anything is written or copied
+        raise InputError(f"at event {upto} run {source} had ended ({record.state.value}): fork it earlier")
+    workspace = None
+    folder = record.options.get("workspace") if started is not None else None
+    if folder:
+        workspace = _copy_workspace(Path(folder), fork_id)
+        record.options["workspace"] = str(workspace)
+        batch[started] = dataclasses.replace(batch[started], options=dict(record.options))
     seq, ts = record.last_seq, record.updated_at
     reason = f"forked from {source} at " + (f"goal {goal_id} (event {upto})" if goal_id else f"event {upto}")
     following = [(ev.RunForked, {"source_run": source, "source_goal": goal_id, "source_event": upto})]

@@ -43,3 +43,16 @@ def well_behaved(request: ModelRequest, *, width: int = 3, leaf_depth: int = 1):
     if p == "verify":
         return "YES"
     return "summary"
+
+
+def split_script(path, parts, *, latency: float = 0.0, execute: str = "a result", summarize: str = "done") -> str:
+    """Write a script for the `scripted:PATH` provider (the `goalgui` command's own scripted model):
+    the root is judged too big and split into `parts`; every other goal is actionable, executed
+    with `execute` and verified YES; each call takes `latency` seconds. Returns the model spec."""
+    script = {"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
+                        {"purpose": "decompose", "reply": list(parts)}],
+              "defaults": {"actionable": "YES", "execute": execute, "verify": "YES", "summarize": summarize}}
+    if latency:
+        script["latency"] = latency
+    path.write_text(json.dumps(script))
+    return f"scripted:{path}"

@@ -9,7 +9,7 @@ from goalgui.compare import CHANGED_RESULT, CHANGED_STATUS, MATCHED, ONLY_A, ONL
 from goalgui.engine import Limits, Run
 
 from .conftest import cli_env, goalgui_cmd
-from .models import FunctionModel
+from .models import FunctionModel, split_script
 
 OBJECTIVE = "Write a short guide to composting"
 
@@ -87,12 +87,8 @@ def test_goalgui_diff_prints_markdown_or_json_and_refuses_unknown_runs(tmp_path)
     env = cli_env(home)
     ids = []
     for parts in (["Find the first fact", "Draft the answer"], ["Find the first fact", "Check a second source"]):
-        script = tmp_path / f"s{len(ids)}.json"
-        script.write_text(json.dumps({"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
-                                                {"purpose": "decompose", "reply": parts}],
-                                      "defaults": {"actionable": "YES", "execute": "a concrete result",
-                                                   "verify": "YES", "summarize": "done"}}))
-        out = subprocess.run(goalgui_cmd("run", "Compare me", "--model", f"scripted:{script}", "--json"), env=env,
+        spec = split_script(tmp_path / f"s{len(ids)}.json", parts, execute="a concrete result")
+        out = subprocess.run(goalgui_cmd("run", "Compare me", "--model", spec, "--json"), env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         ids.append(json.loads(out.stdout)["run_id"])

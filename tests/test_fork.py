@@ -14,6 +14,7 @@ from goalgui.forking import fork_run
 from goalgui.runs import resume_run
 
 from .conftest import cli_env, goalgui_cmd
+from .models import split_script
 from .test_compare import scripted
 
 OBJECTIVE = "Write a short guide to composting"
@@ -74,12 +75,8 @@ def test_fork_on_the_command_line_after_a_kill_of_the_source(tmp_path):
     """The source driven by a process that is killed (-9) mid-run; the fork, made from what the journal
     holds, completes with another model, the link is in its report, and the source is as it was."""
     env = cli_env(tmp_path / "home")
-    slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
-                                          {"purpose": "decompose", "reply": PARTS}],
-                                "defaults": {"actionable": "YES", "execute": "a slow result", "verify": "YES",
-                                             "summarize": "done"}, "latency": 0.3}))
-    proc = subprocess.Popen(goalgui_cmd("run", OBJECTIVE, "--model", f"scripted:{slow}"), env=env,
+    slow = split_script(tmp_path / "slow.json", PARTS, latency=0.3, execute="a slow result")
+    proc = subprocess.Popen(goalgui_cmd("run", OBJECTIVE, "--model", slow), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     run_id = proc.stdout.readline().split()[1].rstrip(":")
     deadline = time.monotonic() + 60
@@ -89,17 +86,13 @@ def test_fork_on_the_command_line_after_a_kill_of_the_source(tmp_path):
     proc.wait()
     proc.stdout.close()
     before = subprocess.run(goalgui_cmd("export", run_id, "--events"), env=env, capture_output=True, text=True).stdout
-    fast = tmp_path / "fast.json"
-    fast.write_text(json.dumps({"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
-                                          {"purpose": "decompose", "reply": PARTS}],
-                                "defaults": {"actionable": "YES", "execute": "a fast result", "verify": "YES",
-                                             "summarize": "done"}}))
-    out = subprocess.run(goalgui_cmd("fork", run_id[:8], "--at", "g3", "--model", f"scripted:{fast}", "--json"),
+    fast = split_script(tmp_path / "fast.json", PARTS, execute="a fast result")
+    out = subprocess.run(goalgui_cmd("fork", run_id[:8], "--at", "g3", "--model", fast, "--json"),
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert report["forked_from"]["run"] == run_id and report["forked_from"]["goal"] == "g3"
-    assert report["state"] == "complete" and report["model"] == f"scripted:{fast}"
+    assert report["state"] == "complete" and report["model"] == fast
     results = {g["text"]: g["result"] for g in report["goals"]}
     assert results["List what goes in"] == "a slow result" and results["Choose a bin"] == "a fast result"
     assert f"forked {run_id} into {report['run_id']}" in out.stderr

@@ -11,7 +11,7 @@ from goalgui.engine import Limits, Run, RunState
 from goalgui.engine.lifecycle import InputError
 
 from .conftest import cli_env, goalgui_cmd
-from .models import FunctionModel
+from .models import FunctionModel, split_script
 
 OBJECTIVE = "Write a short guide to composting"
 PARTS = ["List what goes in", "Choose a bin", "Turn the heap"]
@@ -139,12 +139,8 @@ async def test_overrules_survive_a_restart_from_the_journal_and_are_refused_wher
 
 def test_goalgui_steer_on_a_run_nobody_drives_and_on_one_driven_elsewhere(tmp_path):
     env = cli_env(tmp_path / "home")
-    script = tmp_path / "s.json"
-    script.write_text(json.dumps({"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
-                                            {"purpose": "decompose", "reply": PARTS}],
-                                  "defaults": {"actionable": "YES", "execute": "a result", "verify": "YES",
-                                               "summarize": "done"}, "latency": 0.4}))
-    first = subprocess.run(goalgui_cmd("run", OBJECTIVE, "--model", f"scripted:{script}", "--turn-budget", "2",
+    spec = split_script(tmp_path / "s.json", PARTS, latency=0.4)
+    first = subprocess.run(goalgui_cmd("run", OBJECTIVE, "--model", spec, "--turn-budget", "2",
                                        "--json"), env=env, capture_output=True, text=True, timeout=120)
     assert first.returncode == 3, first.stderr  # blocked by its turn budget
     run_id = json.loads(first.stdout)["run_id"]
@@ -155,9 +151,8 @@ def test_goalgui_steer_on_a_run_nobody_drives_and_on_one_driven_elsewhere(tmp_pa
                          text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "only a pending goal" in bad.stderr
     # now driven by another process: the steer goes through the journal and the driver carries it out
-    slow = tmp_path / "slow.json"
-    slow.write_text(script.read_text().replace('"latency": 0.4', '"latency": 1.5'))
-    driver = subprocess.Popen(goalgui_cmd("resume", run_id, "--model", f"scripted:{slow}", "--turn-budget", "50",
+    slow = split_script(tmp_path / "slow.json", PARTS, latency=1.5)
+    driver = subprocess.Popen(goalgui_cmd("resume", run_id, "--model", slow, "--turn-budget", "50",
                                           "--json"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert driver.stderr.readline().startswith(f"run {run_id}")  # driving now
@@ -189,11 +184,8 @@ def test_overrules_carried_out_by_a_driver_killed_right_after_are_honoured_on_re
     from goalgui.journal import Journal
 
     env = cli_env(tmp_path / "home")
-    rules = [{"purpose": "actionable", "depth": 0, "reply": "NO"}, {"purpose": "decompose", "reply": PARTS}]
-    slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"rules": rules, "defaults": {"actionable": "YES", "execute": "a result",
-                                                             "verify": "YES", "summarize": "done"}, "latency": 0.6}))
-    driver = subprocess.Popen(goalgui_cmd("run", OBJECTIVE, "--model", f"scripted:{slow}", "--max-goals", "12"),
+    slow = split_script(tmp_path / "slow.json", PARTS, latency=0.6)
+    driver = subprocess.Popen(goalgui_cmd("run", OBJECTIVE, "--model", slow, "--max-goals", "12"),
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     journal = Journal(tmp_path / "home" / "data" / "journal.sqlite3")
     try:
@@ -215,9 +207,8 @@ def test_overrules_carried_out_by_a_driver_killed_right_after_are_honoured_on_re
         if driver.poll() is None:
             driver.kill()
         driver.stdout.close()
-    fast = tmp_path / "fast.json"
-    fast.write_text(slow.read_text().replace('"latency": 0.6', '"latency": 0'))
-    resumed = subprocess.run(goalgui_cmd("resume", run_id, "--model", f"scripted:{fast}", "--json"), env=env,
+    fast = split_script(tmp_path / "fast.json", PARTS)
+    resumed = subprocess.run(goalgui_cmd("resume", run_id, "--model", fast, "--json"), env=env,
                              capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     goals = {g["id"]: g for g in json.loads(resumed.stdout)["goals"]}

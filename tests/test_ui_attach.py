@@ -1,13 +1,13 @@
 """Attach (issue 14, item 1): the window follows a run that `goalgui run` drives in another process,
 live from the journal, and steers it through the journal's control requests."""
 
-import json
 import subprocess
 
 from goalgui.engine import RunState
 from goalgui.journal import Journal
 
 from .conftest import cli_env, goalgui_cmd
+from .models import split_script
 from .test_ui_controls import until
 
 PARTS = ["List what goes in", "Choose a bin", "Turn the heap", "Use the compost"]
@@ -18,12 +18,8 @@ def test_a_window_attaches_to_a_headless_run_follows_it_and_pauses_it(qtbot, qlo
     from goalgui.ui.main_window import MainWindow
 
     env = cli_env(tmp_path / "home")
-    script = tmp_path / "slow.json"
-    script.write_text(json.dumps({"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
-                                            {"purpose": "decompose", "reply": PARTS}],
-                                  "defaults": {"actionable": "YES", "execute": "a result", "verify": "YES",
-                                               "summarize": "done"}, "latency": 0.5}))
-    driver = subprocess.Popen(goalgui_cmd("run", "Write a short guide to composting", "--model", f"scripted:{script}",
+    spec = split_script(tmp_path / "slow.json", PARTS, latency=0.5)
+    driver = subprocess.Popen(goalgui_cmd("run", "Write a short guide to composting", "--model", spec,
                                           "--max-goals", "10"),
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     journal = Journal(tmp_path / "home" / "data" / "journal.sqlite3")

@@ -4,7 +4,6 @@ waits on, and two attached windows see one question, the first answer winning. R
 real journal, real windows (pytest-qt)."""
 
 import asyncio
-import json
 import signal
 import subprocess
 import time
@@ -14,6 +13,7 @@ from goalgui.engine import events as ev
 from goalgui.journal import Journal
 
 from .conftest import cli_env, goalgui_cmd
+from .models import split_script
 from .test_ui_controls import until
 
 PARTS = ["List what goes in", "Choose a bin", "Turn the heap", "Use the compost"]
@@ -22,12 +22,8 @@ PARTS = ["List what goes in", "Choose a bin", "Turn the heap", "Use the compost"
 def start_driver(tmp_path, latency=1.0):
     """`goalgui run` in ask mode on a slow scripted model, with no terminal and no --yes: before
     attach, nobody could have answered its split."""
-    script = tmp_path / "slow.json"
-    script.write_text(json.dumps({"rules": [{"purpose": "actionable", "depth": 0, "reply": "NO"},
-                                            {"purpose": "decompose", "reply": PARTS}],
-                                  "defaults": {"actionable": "YES", "execute": "a result", "verify": "YES",
-                                               "summarize": "done"}, "latency": latency}))
-    driver = subprocess.Popen(goalgui_cmd("run", "Write a short guide to composting", "--model", f"scripted:{script}",
+    spec = split_script(tmp_path / "slow.json", PARTS, latency=latency)
+    driver = subprocess.Popen(goalgui_cmd("run", "Write a short guide to composting", "--model", spec,
                                           "--max-goals", "10", "--permission-mode", "ask"),
                               env=cli_env(tmp_path / "home"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=tmp_path)
