@@ -18,14 +18,14 @@ from __future__ import annotations
 import html
 from bisect import bisect_left
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QTreeView,
                                QVBoxLayout, QWidget)
 
 from ..compare import CHANGED_RESULT, CHANGED_STATUS, KINDS, MATCHED, ONLY_A, ONLY_B
 from ..terminal import shown
-from .table_model import ColumnsModel
+from .table_model import ColumnsModel, FollowsStyle
 from .theme import is_dark
 from .tree_model import GOAL_ID_ROLE
 
@@ -144,7 +144,7 @@ class CompareModel(ColumnsModel):
         return ("a", r["a"]["id"]) if r["a"] is not None else ("b", r["b"]["id"])
 
 
-class CompareView(QWidget):
+class CompareView(FollowsStyle, QWidget):
     """The totals line above, the filter beside it, and the aligned goals below."""
 
     goalChosen = Signal(str, str)  # noqa: N815 (side "a" or "b", goal id; named by the window's API)
@@ -239,13 +239,6 @@ class CompareView(QWidget):
         dark = is_dark(palette)
         self.model.tints = {kind: QBrush(QColor(pair[dark])) for kind, pair in TINTS.items()}
         self.table.viewport().update()
-
-    def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        if event.type() == QEvent.Type.PaletteChange:
-            self.restyle(self.palette())
-        elif event.type() == QEvent.Type.FontChange:
-            self._size_columns()
-        super().changeEvent(event)
 
 
 def _header_text(data: dict) -> str:

@@ -20,12 +20,12 @@ import math
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
 from ..terminal import shown
-from .table_model import ColumnsModel
+from .table_model import ColumnsModel, FollowsStyle
 from .theme import is_dark
 from .tree_model import GOAL_ID_ROLE, STATUS_COLOUR, STATUS_MARK
 
@@ -254,7 +254,7 @@ class PriorityChart(pg.PlotWidget):
             label.setText(label.text, color=text)
 
 
-class QueueView(QWidget):
+class QueueView(FollowsStyle, QWidget):
     """The queue table, a health line above it and the priority histogram below."""
 
     taskChosen = Signal(str)  # noqa: N815 (the goal id of a clicked row; named by the window's API)
@@ -369,13 +369,6 @@ class QueueView(QWidget):
         self.chart.restyle(palette)
         self._colour_flags()
         self.table.viewport().update()
-
-    def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        if event.type() == QEvent.Type.PaletteChange:
-            self.restyle(self.palette())
-        elif event.type() == QEvent.Type.FontChange:
-            self._size_columns()
-        super().changeEvent(event)
 
 
 def _label(tip: str = "") -> QLabel:

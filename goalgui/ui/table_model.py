@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt
 
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 
@@ -32,3 +32,15 @@ class ColumnsModel(QAbstractTableModel):
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         return self.cell(index.row(), index.column(), int(role)) if index.isValid() else None
+
+
+class FollowsStyle:
+    """A mixin of a view over a `ColumnsModel`: light or dark, it recolours (`restyle`); another font,
+    its columns are sized again (`_size_columns`)."""
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.restyle(self.palette())
+        elif event.type() == QEvent.Type.FontChange:
+            self._size_columns()
+        super().changeEvent(event)
