@@ -158,7 +158,9 @@ def test_a_dark_palette_gives_other_tints_and_the_text_stays_readable(view, comp
     for d, t in zip(dark[1:4], light[1:4]):
         assert d.color().lightness() < 128 < t.color().lightness()  # deep under light text, pale under dark
         assert abs(d.color().lightness() - text.lightness()) > 100
+    view.restyle(view.style().standardPalette())
     view.setPalette(dark_palette())  # the palette-change event restyles too, as the theme switch does
+    assert [t.color() for t in tints()[1:4]] == [d.color() for d in dark[1:4]]
     view.restyle(view.style().standardPalette())
     assert [t.color() for t in tints()[1:4]] == [t.color() for t in light[1:4]]
 
