@@ -18,7 +18,6 @@ driver's side of that:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Callable, Iterable
 
@@ -30,6 +29,7 @@ from .engine.run import Run
 log = logging.getLogger(__name__)
 
 CONTROL_POLL = 0.25  # seconds between looks at control requests from other processes
+MAX_TEXT = 4000  # characters of a text field an answer may carry (a sub-goal, a reason)
 WATCH_CHECK = 1.0  # seconds between looks at whether a window still watches, while it is waited for
 
 
@@ -38,7 +38,7 @@ class Remote:
         self.journal = journal
         # a run a resume request made active again: the window starts it; `hold` drives it again
         self.restart = restart
-        self._open: dict[str, tuple[asyncio.Future, Callable | None]] = {}  # confirmation id -> answer, drafts
+        self._open: dict[str, tuple[asyncio.Future, ConfirmationRequest]] = {}  # confirmation id -> answer, question
 
     # -- confirmations ------------------------------------------------------------------
 
@@ -52,7 +52,7 @@ class Remote:
 
     async def _ask(self, local: ConfirmerFn, request: ConfirmationRequest) -> ConfirmationAnswer:
         answered: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._open[request.id] = (answered, request.save_draft)
+        self._open[request.id] = (answered, request)
 
         async def here() -> ConfirmationAnswer:
             return await local(request)
@@ -70,8 +70,11 @@ class Remote:
             self._open.pop(request.id, None)
             if not asking.done():  # answered from a window: the dialog or the prompt here is withdrawn
                 asking.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await asking
+                # waited for, not awaited: a pause or cancel of this step meanwhile must reach this
+                # task (awaiting `asking` would hand it to `asking`, already cancelled, and lose it)
+                await asyncio.wait({asking})
+            if not asking.cancelled():
+                asking.exception()  # seen: what the withdrawn question raised is not logged as lost
 
     async def _from_windows(self, request: ConfirmationRequest, answered: asyncio.Future,
                             nobody_here: NeedsConfirmation) -> ConfirmationAnswer:
@@ -86,30 +89,31 @@ class Remote:
             if not await asyncio.to_thread(self.journal.watchers, request.run_id):
                 raise NeedsConfirmation(f"{nobody_here} (the window that was watching went away)")
 
-    def answer(self, args: dict) -> None:
-        """An attached window's answer to an open question; refused in one line if it is not open
-        any more (another answer came first) or is not an answer."""
+    def answer(self, args: dict, run: Run | None = None) -> None:
+        """An attached window's answer to an open question of `run`; refused in one line if it is not
+        open any more (another answer came first), is another run's, or is not an answer a dialog
+        gives (approved or declined, with the edits its kind of question allows)."""
         entry = self._open.get(str(args.get("confirmation_id")))
-        if entry is None or entry[0].done():
+        if entry is None or entry[0].done() or (run is not None and entry[1].run_id != run.run_id):
             raise InputError(f"confirmation {args.get('confirmation_id')!r} is no longer open: answered already")
-        try:
-            outcome = Outcome(args.get("outcome"))
-        except ValueError:
-            raise InputError(f"{args.get('outcome')!r} is not an answer: approved, declined or aborted") from None
+        if args.get("outcome") not in (Outcome.APPROVED.value, Outcome.DECLINED.value):
+            raise InputError(f"{args.get('outcome')!r} is not an answer: approved or declined")
+        outcome = Outcome(args["outcome"])
         mode = args.get("mode")
         if mode is not None:
             mode = validate_permission_mode(str(mode))
-        edits = args.get("edits") or {}
-        if not isinstance(edits, dict):
-            raise InputError("the answer's edits are not a set of fields")
+        edits = _edits(entry[1].kind, args.get("edits") or {}) if outcome is Outcome.APPROVED else {}
+        reason = args.get("edits", {}).get("reason") if isinstance(args.get("edits"), dict) else None
+        if outcome is Outcome.DECLINED and entry[1].kind == "tool" and isinstance(reason, str) and reason.strip():
+            edits = {"reason": reason.strip()[:MAX_TEXT]}  # a tool declined, with what the model is told
         entry[0].set_result(ConfirmationAnswer(outcome, mode, edits))
 
     def draft(self, args: dict) -> None:
         """What is typed so far in an attached window's dialog: journaled as the driver's own drafts are."""
         entry = self._open.get(str(args.get("confirmation_id")))
         draft = args.get("draft")
-        if entry is not None and entry[1] is not None and isinstance(draft, dict) and not entry[0].done():
-            entry[1](draft)
+        if entry is not None and entry[1].save_draft is not None and isinstance(draft, dict) and not entry[0].done():
+            entry[1].save_draft(draft)
 
     # -- the requests -------------------------------------------------------------------
 
@@ -138,7 +142,7 @@ class Remote:
             run.overrule(args["goal_id"], args["overrule"], note=args.get("note", ""),
                          text=args.get("text", ""), subgoals=args.get("subgoals", ()))
         elif action == "answer":
-            self.answer(args)
+            self.answer(args, run)
         elif action == "draft":
             self.draft(args)
 
@@ -173,3 +177,27 @@ class Remote:
                 holding()
             await asyncio.sleep(CONTROL_POLL)
         return run.state is RunState.ACTIVE
+
+
+def _edits(kind: str, edits) -> dict:
+    """The edits of an approval, as the dialog for `kind` makes them; anything else is refused."""
+    if not isinstance(edits, dict):
+        raise InputError("the answer's edits are not a set of fields")
+    allowed = {"tool": {"always"}, "subgoals": {"subgoals"}, "plan": {"subgoals"},
+               "create_goal": {"objective", "criteria", "limits"}}.get(kind, set())
+    unknown = sorted(set(edits) - allowed)
+    if unknown:
+        raise InputError(f"a {kind} question has no field {unknown[0]!r} to edit")
+    out = dict(edits)
+    if "always" in out and not isinstance(out["always"], bool):
+        raise InputError("'always' must be true or false")
+    if "subgoals" in out:
+        texts = out["subgoals"]
+        if not isinstance(texts, list) or not all(isinstance(t, str) and len(t) <= MAX_TEXT for t in texts):
+            raise InputError("the edited sub-goals must be a list of texts")
+    for name in ("objective", "criteria"):
+        if name in out and not (isinstance(out[name], str) and len(out[name]) <= MAX_TEXT):
+            raise InputError(f"the edited {name} must be a text")
+    if "limits" in out and not isinstance(out["limits"], dict):
+        raise InputError("the edited limits must be a set of budgets")
+    return out

@@ -122,7 +122,8 @@ async def strategies(app, window, out: Path) -> None:
 
 
 async def attached(app, window, out: Path) -> None:
-    """A window attached to a run that `goalgui run` drives in another process (the rehearsal, slowed)."""
+    """A window attached to a run that `goalgui run` drives in another process (the rehearsal, slowed,
+    in ask mode with no terminal): the driver's question asked in the window, then the run followed."""
     import json
     import subprocess
     import tempfile
@@ -130,20 +131,29 @@ async def attached(app, window, out: Path) -> None:
     from goalgui.providers.scripted import ScriptedModel
 
     script = Path(tempfile.mkdtemp()) / "slow-rehearsal.json"
-    script.write_text(json.dumps({**ScriptedModel.from_spec("rehearsal").script, "latency": 0.4}))
+    script.write_text(json.dumps({**ScriptedModel.from_spec("rehearsal").script, "latency": 1.0}))
     driver = subprocess.Popen([sys.executable, "-m", "goalgui", "run", "Produce a market analysis of UK meal-kit "
-                               "services with a pricing recommendation", "--model", f"scripted:{script}"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               "services with a pricing recommendation", "--model", f"scripted:{script}",
+                               "--permission-mode", "ask"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     run_id = driver.stdout.readline().split()[1].rstrip(":")
     await wait_for(lambda: window.journal.runs(run_id) and window.journal.runs(run_id)[0]["state"] == "active")
     window.tabs.setCurrentIndex(0)
     window.budgets.views.setCurrentWidget(window.budgets.plot)
     window.show_journaled(run_id)
+    await wait_for(lambda: window.confirmer.open_dialogs, 60)
+    dialog = window.confirmer.open_dialogs[0]
+    g = window.frameGeometry()
+    dialog.move(g.x() + g.width() - dialog.width() - 20, g.y() + 60)
+    await asyncio.sleep(0.8)
+    grab(app, window, out / "attached-confirmation.png")
+    dialog.mode.setCurrentText("auto")  # approved here, and the rest runs without asking
+    dialog.approve_button.click()
     await wait_for(lambda: len(window.run.record.goals) >= 6, 60)
     window.tree.expandAll()
     await asyncio.sleep(1.5)
     grab(app, window, out / "attached.png")
-    driver.wait(timeout=120)
+    driver.wait(timeout=180)
     driver.stdout.close()
 
 

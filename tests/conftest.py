@@ -36,7 +36,29 @@ def qloop(qapp):
     import qasync
 
     qapp.setQuitOnLastWindowClosed(False)  # a closing dialog must not end the loop under test
-    loop = qasync.QEventLoop(qapp, already_running=False)
+
+    class TestLoop(qasync.QEventLoop):
+        """Tests start and stop the loop many times (`until`). qasync's run_until_complete ends
+        by processing Qt's events once more with no running loop set, and a task whose step runs
+        then dies ("no running event loop" from its next sleep or thread hop): an attached
+        window's poll stopped for good that way. Here that last pass runs with the loop set."""
+
+        def run_until_complete(self, future):
+            future = asyncio.ensure_future(future, loop=self)
+            future.add_done_callback(lambda _f: self.stop())
+            try:
+                self.run_forever()
+            finally:
+                asyncio.events._set_running_loop(self)
+                try:
+                    qapp.processEvents()
+                finally:
+                    asyncio.events._set_running_loop(None)
+            if not future.done():
+                raise RuntimeError("Event loop stopped before Future completed.")
+            return future.result()
+
+    loop = TestLoop(qapp, already_running=False)
     asyncio.set_event_loop(loop)
     yield loop
     loop.run_until_complete(asyncio.sleep(0))

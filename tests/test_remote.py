@@ -4,6 +4,9 @@ journal on disk; the other process is a second `Journal` on the same file, as a 
 
 import asyncio
 import logging
+import subprocess
+
+import pytest
 
 from goalgui.engine import Run, RunState
 from goalgui.engine import events as ev
@@ -212,15 +215,126 @@ async def test_a_refused_request_never_stops_the_others(tmp_path, caplog):
     window.close()
 
 
-def test_answers_from_a_window_are_checked(tmp_path):
+@pytest.mark.parametrize("kind, answer, refused", [
+    ("subgoals", {"outcome": "approved", "edits": {"subgoals": 5}}, "must be a list of texts"),
+    ("subgoals", {"outcome": "approved", "edits": {"subgoals": "ab"}}, "must be a list of texts"),
+    ("subgoals", {"outcome": "approved", "edits": {"always": True}}, "has no field 'always'"),
+    ("tool", {"outcome": "approved", "edits": {"always": "yes"}}, "must be true or false"),
+    ("tool", {"outcome": "approved", "edits": {"subgoals": ["x"]}}, "has no field 'subgoals'"),
+    ("create_goal", {"outcome": "approved", "edits": {"objective": 7}}, "must be a text"),
+    ("subgoals", {"outcome": "aborted"}, "not an answer"),
+    ("subgoals", {"outcome": "approved", "mode": "godmode"}, "unknown permission mode"),
+])
+def test_answers_from_a_window_are_held_to_what_a_dialog_could_answer(tmp_path, kind, answer, refused):
+    from goalgui.engine.confirm import ConfirmationRequest
+    from goalgui.engine.lifecycle import InputError
+
     journal = Journal(tmp_path / "j.sqlite3")
     remote = Remote(journal)
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r)), sink=journal)
+    other = Run.create("Another report", FunctionModel(lambda r: well_behaved(r)), sink=journal)
     loop = asyncio.new_event_loop()
     try:
         future = loop.create_future()
-        remote._open["c1"] = (future, None)
-        remote.answer({"confirmation_id": "c1", "outcome": "approved", "mode": "ask", "edits": {"always": True}})
-        assert future.result() == ConfirmationAnswer.approve("ask", always=True)
+        remote._open["c1"] = (future, ConfirmationRequest("c1", kind, {}, "ask", run_id=run.run_id))
+        with pytest.raises(InputError, match=refused):
+            remote.answer({"confirmation_id": "c1", **answer}, run)
+        with pytest.raises(InputError, match="no longer open"):  # addressed to another run: not its question
+            remote.answer({"confirmation_id": "c1", "outcome": "declined"}, other)
+        assert not future.done()  # refused: the question stays open
+        good = {"tool": {"always": True}, "subgoals": {"subgoals": ["A part", "Another"]},
+                "create_goal": {"objective": "Write it"}}[kind]
+        remote.answer({"confirmation_id": "c1", "outcome": "approved", "mode": "ask", "edits": good}, run)
+        assert future.result() == ConfirmationAnswer.approve("ask", **good)
     finally:
         loop.close()
+    journal.close()
+
+
+async def test_a_malformed_request_loses_only_itself(tmp_path, caplog):
+    """A row that is not JSON (another program's, a torn write) is skipped with one warning; the
+    answer beside it is carried out."""
+    journal, window, remote, run, driving, poller = await asked_while_watched(tmp_path)
+    cid = asked(window, run.run_id)[0].confirmation_id
+    with caplog.at_level(logging.WARNING):
+        window._db.execute("INSERT INTO controls (run_id, action, args, created_at) VALUES (?,?,?,?)",
+                           (run.run_id, "pause", "{not json", 0.0))
+        window.request_control(run.run_id, "answer", confirmation_id=cid, outcome="approved")
+        assert await asyncio.wait_for(driving, 20) is RunState.COMPLETE
+    poller.cancel()
+    assert "is not readable (JSONDecodeError): ignored" in caplog.text
+    journal.close()
+    window.close()
+
+
+async def test_a_pause_while_a_windows_answer_withdraws_the_question_here_stops_the_step(tmp_path):
+    """The step that took a window's answer is paused while the question asked here is being
+    withdrawn: the pause reaches the step (nothing more is added), it is not swallowed."""
+    withdrawing = asyncio.Event()
+
+    async def slow_to_withdraw(request):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            withdrawing.set()
+            await asyncio.sleep(0.3)  # a dialog closing, a prompt taking its line back
+            raise
+
+    journal, window, remote, run, driving, poller = await asked_while_watched(tmp_path, slow_to_withdraw,
+                                                                              watch=False)
+    cid = asked(window, run.run_id)[0].confirmation_id
+    window.request_control(run.run_id, "answer", confirmation_id=cid, outcome="approved")
+    await asyncio.wait_for(withdrawing.wait(), 10)
+    run.pause("paused by the operator")
+    assert await asyncio.wait_for(driving, 10) is RunState.PAUSED
+    poller.cancel()
+    state_at = max(e.seq for e in journal.events(run.run_id) if e.type == "run_state_changed")
+    later = [e.type for e in journal.events(run.run_id) if e.seq > state_at]
+    assert "goal_added" not in later and "model_called" not in later, later
+    journal.close()
+    window.close()
+
+
+async def test_a_run_resumed_while_its_last_batch_waits_for_the_journal_is_driven_on(tmp_path):
+    """Another process holds the journal's write lock as the run pauses; a resume taken meanwhile
+    must not leave the run active with nobody driving it."""
+    import sqlite3
+
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    remote = Remote(journal)
+    model = FunctionModel(lambda r: well_behaved(r, width=2), delay=0.1)
+    run = Run.create("Write a report", model, sink=journal)
+    driving = asyncio.ensure_future(run.drive())
+    await until(lambda: len(model.calls) >= 2)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process writing, for a while
+    run.pause("paused by the operator")
+    await asyncio.sleep(0.3)  # the drive is waiting to write its last batch
+    remote.carry_out(run, "resume", {})
+    await asyncio.sleep(0.5)
+    blocker.execute("COMMIT")
+    blocker.close()
+    assert await asyncio.wait_for(driving, 20) is RunState.COMPLETE
+    journal.close()
+
+
+def test_a_watcher_whose_process_died_or_whose_clock_runs_ahead_does_not_count(tmp_path):
+    import socket
+    import time
+
+    journal = Journal(tmp_path / "j.sqlite3")
+    run = Run.create("Write a report", FunctionModel(lambda r: well_behaved(r)), sink=journal)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    now = time.time()
+    rows = [("killed", socket.gethostname(), dead.pid, now), ("ahead", "elsewhere", 1, now + 120),
+            ("old", "elsewhere", 1, now - 600)]
+    for watcher, host, pid, seen in rows:
+        journal._db.execute("INSERT INTO watchers VALUES (?,?,?,?,?)", (run.run_id, watcher, host, pid, seen))
+    assert journal.watchers(run.run_id) == 0
+    journal.watch(run.run_id, "live")  # this process: counted; the long-gone word is cleared
+    assert journal.watchers(run.run_id) == 1
+    left = {w for (w,) in journal._db.execute("SELECT watcher FROM watchers")}
+    assert left == {"killed", "ahead", "live"}
     journal.close()

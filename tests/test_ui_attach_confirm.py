@@ -64,6 +64,10 @@ def test_an_attached_window_pauses_resumes_and_answers_a_headless_run(qtbot, qlo
         until(qloop, lambda: attached.state is RunState.PAUSED, timeout=20)
         qloop.run_until_complete(asyncio.sleep(1.5))
         assert driver.poll() is None, "a paused run with a window attached is held, not let go"
+        window._update_status()
+        assert f"attached: driven by pid {driver.pid} on " in window.modeline.text()
+        window.refresh_runs()  # held by a live driver: the Runs tab says so, and offers Attach
+        assert window.runs_view.table.item(0, 3).text().startswith(f"paused (driven by pid {driver.pid} on ")
         assert window.controls.resume_button.isEnabled()
         window.controls.resume_button.click()  # carried out by the driving process
         until(qloop, lambda: attached.state is RunState.ACTIVE, timeout=20)

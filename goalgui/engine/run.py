@@ -353,7 +353,15 @@ class Run(ModelCalls, ToolCalls, Overrules):
         return self._drive_task
 
     async def drive(self) -> RunState:
-        """Work the strategy while the run is active; return the state it stopped in."""
+        """Work the strategy while the run is active; return the state it stopped in. A run resumed
+        while its last batch was still being written (another process held the journal) is driven
+        on, not left active with nobody driving it."""
+        while True:
+            state = await self._drive()
+            if state is not RunState.ACTIVE:
+                return state
+
+    async def _drive(self) -> RunState:
         if self._driving:
             raise RuntimeError("this run is already being driven")
         self._driving = True
@@ -375,7 +383,6 @@ class Run(ModelCalls, ToolCalls, Overrules):
                 # gets its turn between steps even when the model answers at once
                 await self._in_step(self.strategy.step())
         finally:
-            self._driving = False
             if self.record.state is not RunState.ACTIVE:
                 self._settle_running()
             try:
@@ -383,6 +390,8 @@ class Run(ModelCalls, ToolCalls, Overrules):
             except asyncio.CancelledError:
                 self.recorder.flush(wait=True)
                 raise
+            finally:
+                self._driving = False
         if self.recorder.error is not None:
             raise self.recorder.error
         return self.record.state

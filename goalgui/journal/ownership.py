@@ -12,6 +12,7 @@ A mixin of `Journal`: it uses the journal's connection, lock, host and pid.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -20,8 +21,12 @@ from ..engine.lifecycle import InputError
 from ..engine.record import RunRecord
 from .guard import JournalBusy, JournalError
 
+log = logging.getLogger(__name__)
+
 LEASE_SECONDS = 30.0
 WATCH_SECONDS = 3.0  # an attached window says it is there every second; this old, it is gone
+CLOCK_SLACK_SECONDS = 5.0  # a word dated this far ahead of this clock is still believed
+STALE_WATCHER_SECONDS = 60.0  # words this old are cleared
 
 
 class RunBusy(JournalError):
@@ -146,7 +151,18 @@ class Ownership:
             rows = self._transaction(work)
         except JournalBusy:
             return []  # asked again at the next poll
-        return [(action, json.loads(args)) for _, action, args in rows]
+        taken = []
+        for control_id, action, args in rows:  # one bad row (another program's, a torn write) loses only itself
+            try:
+                decoded = json.loads(args)
+                if not isinstance(decoded, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                log.warning("control request %s for run %s is not readable (%s): ignored", control_id, run_id,
+                            type(exc).__name__)
+                continue
+            taken.append((action, decoded))
+        return taken
 
     def owner_alive(self, run_id: str) -> bool:
         """True if another live process drives `run_id`."""
@@ -159,12 +175,18 @@ class Ownership:
 
     def watch(self, run_id: str, watcher: str) -> None:
         """Say that `watcher` (an attached window) follows `run_id` now; said again every second
-        or so while it does. The driver waits for such a window's answer to a confirmation."""
+        or so while it does. The driver waits for such a window's answer to a confirmation. Words
+        left by windows that went away long ago are cleared on the way."""
         self.writable()
-        self._transaction(lambda db: db.execute(
-            "INSERT INTO watchers (run_id, watcher, host, pid, seen_at) VALUES (?,?,?,?,?)"
-            " ON CONFLICT (run_id, watcher) DO UPDATE SET seen_at=excluded.seen_at",
-            (run_id, watcher, self._host, self._pid, time.time())))
+        now = time.time()
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM watchers WHERE seen_at<?", (now - STALE_WATCHER_SECONDS,))
+            db.execute("INSERT INTO watchers (run_id, watcher, host, pid, seen_at) VALUES (?,?,?,?,?)"
+                       " ON CONFLICT (run_id, watcher) DO UPDATE SET seen_at=excluded.seen_at",
+                       (run_id, watcher, self._host, self._pid, now))
+
+        self._transaction(work)
 
     def unwatch(self, run_id: str, watcher: str) -> None:
         """`watcher` stopped following `run_id` (a window closed or went to another run)."""
@@ -177,14 +199,16 @@ class Ownership:
             pass  # the row goes stale by itself
 
     def watchers(self, run_id: str, within: float = WATCH_SECONDS) -> int:
-        """How many windows said within `within` seconds that they follow `run_id` (one that crashed
-        stops counting once its last word is that old)."""
+        """How many windows said within `within` seconds that they follow `run_id`. One whose last
+        word is older, or dated ahead of this clock (a clock set back, another host's running
+        ahead), or whose process on this host is gone (kill -9), does not count."""
+        now = time.time()
         with self._lock:
             try:
-                row = self._db.execute("SELECT count(*) FROM watchers WHERE run_id=? AND seen_at>?",
-                                       (run_id, time.time() - within)).fetchone()
+                rows = self._db.execute("SELECT host, pid FROM watchers WHERE run_id=? AND seen_at>? AND seen_at<=?",
+                                        (run_id, now - within, now + CLOCK_SLACK_SECONDS)).fetchall()
             except sqlite3.OperationalError as exc:  # a schema 3 journal opened to read: nobody can attach
                 if "no such table" in str(exc):
                     return 0
                 raise
-        return row[0]
+        return sum(1 for host, pid in rows if host != self._host or pid == self._pid or _pid_alive(pid))

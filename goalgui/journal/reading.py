@@ -47,10 +47,11 @@ class Reading:
         out = []
         for r in rows:
             state, reason = r[3], r[4]
-            if state == RunState.ACTIVE.value and not self._owner_alive(r[9], r[10], r[11]) \
-                    and r[0] not in self._owned:
+            alive = r[0] not in self._owned and self._owner_alive(r[9], r[10], r[11])
+            if state == RunState.ACTIVE.value and not alive and r[0] not in self._owned:
                 state, reason = RunState.PAUSED.value, INTERRUPTED
-            elsewhere = state == RunState.ACTIVE.value and r[0] not in self._owned
+            # a live process that is not this one drives it (or holds it paused for a window to resume)
+            elsewhere = alive and state not in (RunState.COMPLETE.value, RunState.CANCELLED.value)
             out.append({
                 "driver": f"pid {r[10]} on {r[9]}" if elsewhere else None,  # a live process that is not this one
                 "run_id": r[0], "objective": r[1], "strategy": r[2], "state": state, "stop_reason": reason,

@@ -53,6 +53,7 @@ class AttachedRun:
         self.strategy = _Strategy(self.record)
         self.calling = None
         self.watcher = uuid.uuid4().hex
+        self.driver = (journal.runs(run_id) or [{}])[0].get("driver")  # "pid N on HOST", for the status line
         self.driver_gone = driver_gone  # called with the run id when its driver ended and left it unfinished
         self._subscribers: list[Callable] = []
         self._task: asyncio.Task | None = None

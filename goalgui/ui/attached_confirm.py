@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from ..engine.confirm import ConfirmationRequest
+from ..engine.confirm import ConfirmationRequest, Outcome
 from ..engine.lifecycle import InputError, RunState
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ class AttachedQuestions:
         if self._asking.pop(request.id, None) is None:
             return
         self._answered.add(request.id)
+        if answer.outcome is Outcome.ABORTED:  # this dialog timed out: the driver waits for someone else
+            return
         self._tell(lambda: self.run.answer(request.id, answer))
 
     def _tell(self, ask) -> None:

@@ -60,7 +60,10 @@ _RETRY = re.compile(r"retry after ([0-9.]+) s")
 
 def now_doing(run, now: float) -> str:
     """What a live run is doing this moment, for the status line: the model call in flight (purpose,
-    goal, how long), or the clock time a rate limit said to retry at and how long is left."""
+    goal, how long), or the clock time a rate limit said to retry at and how long is left; for a run
+    another process drives, which one."""
+    if getattr(run, "attached", False):
+        return f"  ·  attached: driven by {run.driver}" if run.driver else "  ·  attached"
     if run.calling is not None and run.state is RunState.ACTIVE:
         purpose, goal_id, since = run.calling
         return f"  ·  calling the model: {purpose}{' for ' + goal_id if goal_id else ''} ({max(0.0, now - since):.0f} s)"
