@@ -80,6 +80,13 @@ def test_an_attached_window_pauses_resumes_and_answers_a_headless_run(qtbot, qlo
         dialog.subgoals.item(3).setText("Spread the compost on the beds")
         dialog.approve_button.click()
         until(qloop, lambda: not window.confirmer.open_dialogs)
+        # a budget raised and the mode changed here are carried out by the driver, and shown here
+        raise_dialog = window.controls.open_raise_dialog()
+        raise_dialog.goals.setValue(12)
+        raise_dialog.ok_button.click()
+        window.controls.mode.setCurrentText("auto-edit")
+        until(qloop, lambda: attached.record.limits.max_goals == 12
+              and attached.record.permission_mode == "auto-edit", timeout=20)
         out, err = driver.communicate(timeout=90)
         assert driver.returncode == 0, err[-2000:]
         assert "held for the window attached to it" in out and "confirmation approved" in out
@@ -88,6 +95,7 @@ def test_an_attached_window_pauses_resumes_and_answers_a_headless_run(qtbot, qlo
         assert [a.outcome for a in answers] == ["approved"]
         record = journal.load(run_id)
         assert [g.text for g in record.goals.values()][1:] == PARTS[:3] + ["Spread the compost on the beds"]
+        assert (record.limits.max_goals, record.permission_mode) == (12, "auto-edit")
         states = [(e.state, e.reason) for e in journal.events(run_id) if isinstance(e, ev.RunStateChanged)]
         assert ("paused", "paused from an attached window") in states and states[-1][0] == "complete"
         window.close()
