@@ -337,7 +337,8 @@ def _drive(run: Run, journal, args, remote: Remote) -> int:
 
     view = TerminalView(run.record, sys.stderr if args.json else sys.stdout)
     run.subscribe(view)
-    print(f"run {run.run_id}: {shown(run.record.objective)}", file=view.stream)
+    # at once, even into a pipe: whoever started it (a script, a window to attach) needs the id now
+    print(f"run {run.run_id}: {shown(run.record.objective)}", file=view.stream, flush=True)
     try:
         state = asyncio.run(_drive_async(run, remote, view))
     finally:
