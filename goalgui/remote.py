@@ -102,10 +102,7 @@ class Remote:
         mode = args.get("mode")
         if mode is not None:
             mode = validate_permission_mode(str(mode))
-        edits = _edits(entry[1].kind, args.get("edits") or {}) if outcome is Outcome.APPROVED else {}
-        reason = args.get("edits", {}).get("reason") if isinstance(args.get("edits"), dict) else None
-        if outcome is Outcome.DECLINED and entry[1].kind == "tool" and isinstance(reason, str) and reason.strip():
-            edits = {"reason": reason.strip()[:MAX_TEXT]}  # a tool declined, with what the model is told
+        edits = _edits(entry[1].kind, outcome, args.get("edits") or {})
         entry[0].set_result(ConfirmationAnswer(outcome, mode, edits))
 
     def draft(self, args: dict) -> None:
@@ -179,8 +176,13 @@ class Remote:
         return run.state is RunState.ACTIVE
 
 
-def _edits(kind: str, edits) -> dict:
-    """The edits of an approval, as the dialog for `kind` makes them; anything else is refused."""
+def _edits(kind: str, outcome: Outcome, edits) -> dict:
+    """The edits of an answer, as the dialog for `kind` makes them: an approval's fields, or a
+    declined tool's reason (what the model is told); anything else is refused."""
+    if outcome is Outcome.DECLINED:
+        reason = edits.get("reason") if isinstance(edits, dict) else None
+        return {"reason": reason.strip()[:MAX_TEXT]} if kind == "tool" and isinstance(reason, str) \
+            and reason.strip() else {}
     if not isinstance(edits, dict):
         raise InputError("the answer's edits are not a set of fields")
     allowed = {"tool": {"always"}, "subgoals": {"subgoals"}, "plan": {"subgoals"},

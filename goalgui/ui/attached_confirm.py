@@ -27,10 +27,6 @@ class AttachedQuestions:
         self._asking: dict[str, asyncio.Task] = {}
         self._answered: set[str] = set()  # answered here: not asked again while the driver takes it
 
-    @property
-    def open_ids(self) -> list[str]:
-        return list(self._asking)
-
     def update(self) -> None:
         """Open the dialog for the question the driver waits on now; close any it no longer waits on."""
         record = self.run.record
